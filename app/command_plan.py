@@ -1,0 +1,54 @@
+"""`slabscope plan FILE`: a readable placement table and summary, or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import planner
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `slabscope plan`."""
+    parser.add_argument("file", help="graph file (.json)")
+    parser.add_argument("--order", help="request order: buffer names separated by commas, "
+                                        "placed first; the rest follow in the file's order")
+    parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+
+def split_order(text: str | None) -> list[str] | None:
+    """`a,b,c` as a list of names (None stays None)."""
+    return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
+
+
+def run(args) -> int:
+    """Plan the file and print it; errors propagate as PlanError for the dispatcher."""
+    graph = planner.load(args.file)
+    result = planner.plan(graph, order=split_order(args.order), capacity=args.capacity)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(format_plan(graph, result))
+    return 0
+
+
+def format_plan(graph, result) -> str:
+    """The plan as a table (request, bytes, offset, reuses) and a summary."""
+    rows = [("#", "request", "bytes", "offset", "reuses")]
+    for step, placement in zip(result.steps, result.placements):
+        rows.append((str(step.request), placement.name, f"{placement.bytes:,}",
+                     f"{placement.offset:,}", ", ".join(step.reuses) or "-"))
+    widths = [max(len(r[c]) for r in rows) for c in range(4)]
+    lines = [f"{graph.name}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes, "
+             f"alignment {graph.alignment}, conflicts {result.conflict_model}, "
+             f"algorithm {result.algorithm}", ""]
+    for r in rows:
+        lines.append(f"{r[0]:>{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  "
+                     f"{r[3]:>{widths[3]}}  {r[4]}")
+    saved = result.saved_bytes
+    share = saved / result.no_reuse_bytes if result.no_reuse_bytes else 0.0
+    lines += ["", f"slab bytes     {result.slab_bytes:>15,}",
+              f"without reuse  {result.no_reuse_bytes:>15,}",
+              f"saved          {saved:>15,}  ({share:.1%})"]
+    return "\n".join(lines)

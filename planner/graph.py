@@ -1,0 +1,131 @@
+"""The planner's model: nodes of a DAG, the buffers they use, and the request order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Mapping
+
+from .errors import PlanError
+
+# Offsets are unsigned 64-bit on every runtime we model (Luminal's usize, CUDA's size_t).
+SIZE_LIMIT = 2**64 - 1
+
+BUFFER_KINDS = ("input", "output", "intermediate", "workspace", "weight")
+
+
+def align_up(size: int, alignment: int) -> int:
+    """Round `size` up to `alignment`; a zero-byte buffer still reserves one aligned unit."""
+    reserved = max(-(-size // alignment) * alignment, alignment)
+    if reserved > SIZE_LIMIT:
+        raise PlanError(f"size {size} overflows when aligned to {alignment} (limit {SIZE_LIMIT})")
+    return reserved
+
+
+@dataclass(frozen=True)
+class Node:
+    """One launch or transfer of the DAG; `op` and its operands only matter for execution."""
+
+    name: str
+    op: str | None = None
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    workspace: tuple[str, ...] = ()
+    attrs: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A tensor, workspace or staging area: `bytes` long, used by the nodes in `uses`."""
+
+    name: str
+    bytes: int
+    uses: tuple[str, ...]
+    kind: str = "intermediate"
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A validated DAG of nodes, its buffers, the alignment and the request order.
+
+    Build one with `planner.load` or `planner.graph_from_dict`; those validate. `order` is the
+    request order as buffer names; `schedule`, when given, is one serial execution order.
+    """
+
+    nodes: tuple[Node, ...]
+    edges: tuple[tuple[str, str], ...]
+    buffers: tuple[Buffer, ...]
+    alignment: int = 256
+    order: tuple[str, ...] = ()
+    schedule: tuple[str, ...] | None = None
+    name: str = "graph"
+
+    @cached_property
+    def node_index(self) -> dict[str, int]:
+        """Node name to its index in `nodes`."""
+        return {node.name: i for i, node in enumerate(self.nodes)}
+
+    @cached_property
+    def buffer_index(self) -> dict[str, int]:
+        """Buffer name to its index in `buffers`."""
+        return {buf.name: i for i, buf in enumerate(self.buffers)}
+
+    @cached_property
+    def reserved(self) -> tuple[int, ...]:
+        """Each buffer's bytes rounded up to the alignment, by buffer index."""
+        return tuple(align_up(buf.bytes, self.alignment) for buf in self.buffers)
+
+    @cached_property
+    def successors(self) -> tuple[tuple[int, ...], ...]:
+        """Per node index, the indices of its direct successors (deduplicated)."""
+        out: list[set[int]] = [set() for _ in self.nodes]
+        for src, dst in self.edges:
+            out[self.node_index[src]].add(self.node_index[dst])
+        return tuple(tuple(sorted(s)) for s in out)
+
+    @cached_property
+    def use_indices(self) -> tuple[tuple[int, ...], ...]:
+        """Per buffer index, the node indices of its uses (deduplicated, ascending)."""
+        return tuple(tuple(sorted({self.node_index[u] for u in buf.uses})) for buf in self.buffers)
+
+    @cached_property
+    def reachability(self):
+        """The strict transitive closure of the DAG (computed once)."""
+        from .reachability import Reachability
+
+        return Reachability.of(self)
+
+    def buffer(self, name: str) -> Buffer:
+        """The buffer called `name`."""
+        try:
+            return self.buffers[self.buffer_index[name]]
+        except KeyError:
+            raise PlanError(f"unknown buffer {name!r}") from None
+
+    def request_order(self, names=None) -> tuple[int, ...]:
+        """Buffer indices in request order: `names` first (default: the graph's order), then the rest.
+
+        Names not listed keep the graph's order after the listed ones; a name listed twice or
+        unknown is an error.
+        """
+        listed = self.order if names is None else tuple(names)
+        seen: set[int] = set()
+        indices = []
+        for name in listed:
+            if name not in self.buffer_index:
+                raise PlanError(f"order names unknown buffer {name!r}")
+            i = self.buffer_index[name]
+            if i in seen:
+                raise PlanError(f"order lists buffer {name!r} twice")
+            seen.add(i)
+            indices.append(i)
+        base = [self.buffer_index[n] for n in self.order] if names is not None else []
+        base += range(len(self.buffers))
+        for i in base:
+            if i not in seen:
+                seen.add(i)
+                indices.append(i)
+        return tuple(indices)

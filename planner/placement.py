@@ -1,0 +1,99 @@
+"""Placing requests one by one at a clear offset: first fit (Luminal's) and best fit."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from .bitset import members
+from .errors import CapacityError
+from .graph import Graph
+from .plan import Placement, PlacementStep, Plan
+
+
+class _Occupancy:
+    """Which buffer last took each byte range of the slab, to tell whose bytes a request reuses."""
+
+    def __init__(self):
+        self.starts = [0]
+        self.owners: list[int | None] = [None]
+
+    def take(self, lo: int, hi: int, who: int) -> list[int]:
+        """Give [lo, hi) to `who`; return the previous holders of any of it, by offset."""
+        starts, owners = self.starts, self.owners
+        i = bisect_right(starts, lo) - 1
+        j = bisect_right(starts, hi - 1) - 1
+        previous = [o for o in dict.fromkeys(owners[i:j + 1]) if o is not None]
+        new_starts, new_owners = [], []
+        if starts[i] < lo:
+            new_starts.append(starts[i])
+            new_owners.append(owners[i])
+        new_starts.append(lo)
+        new_owners.append(who)
+        if j + 1 == len(starts) or starts[j + 1] != hi:
+            new_starts.append(hi)
+            new_owners.append(owners[j])
+        starts[i:j + 1] = new_starts
+        owners[i:j + 1] = new_owners
+        return previous
+
+
+def _choose(spans: list[tuple[int, int]], size: int, fit: str) -> tuple[int, list[tuple[int, int]]]:
+    """The offset for `size` bytes clear of `spans` (sorted by start), and the gaps passed over."""
+    cursor = 0
+    gaps = []
+    for lo, hi in spans:
+        if lo > cursor:
+            gaps.append((cursor, lo))
+            if fit == "first" and lo - cursor >= size:
+                return cursor, gaps[:-1]
+        cursor = max(cursor, hi)
+    if fit == "best":
+        fitting = [g for g in gaps if g[1] - g[0] >= size]
+        if fitting:
+            chosen = min(fitting, key=lambda g: (g[1] - g[0], g[0]))
+            return chosen[0], [g for g in gaps if g != chosen]
+    return cursor, gaps
+
+
+def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first",
+          capacity: int | None = None, algorithm: str | None = None) -> Plan:
+    """Place buffers in `order`, each at the `fit` ("first" or "best") clear offset.
+
+    A request only avoids already-placed buffers it conflicts with under `conflicts` (a model
+    with `conflict_mask(i)`). Exceeding `capacity` raises `CapacityError` naming the request.
+    """
+    reserved = graph.reserved
+    buffers = graph.buffers
+    offset = [0] * len(buffers)
+    end = [0] * len(buffers)
+    placed = 0
+    occupancy = _Occupancy()
+    placements, steps = [], []
+    for request, i in enumerate(order):
+        size = reserved[i]
+        blocking = members(conflicts.conflict_mask(i) & placed)
+        spans = sorted((offset[j], end[j]) for j in blocking)
+        at, skipped = _choose(spans, size, fit)
+        if capacity is not None and at + size > capacity:
+            name = buffers[i].name
+            raise CapacityError(
+                f"capacity exceeded while placing request {request} {name!r} ({size:,} bytes): "
+                f"lowest clear offset is {at:,}, and {at + size:,} > capacity {capacity:,}",
+                request, name, size)
+        offset[i], end[i] = at, at + size
+        placed |= 1 << i
+        reuses = occupancy.take(at, at + size, i)
+        placements.append(Placement(buffers[i].name, at, buffers[i].bytes, size))
+        steps.append(PlacementStep(
+            request, buffers[i].name, size,
+            tuple(buffers[j].name for j in sorted(blocking, key=lambda j: (offset[j], j))),
+            tuple(skipped), at, tuple(buffers[j].name for j in reuses)))
+    return Plan(
+        placements=tuple(placements),
+        steps=tuple(steps),
+        slab_bytes=max(end, default=0),
+        no_reuse_bytes=sum(reserved),
+        algorithm=algorithm or f"{fit}-fit",
+        conflict_model=conflicts.name,
+        alignment=graph.alignment,
+    )

@@ -1,0 +1,100 @@
+"""Plans as plain data: where each buffer lives, and the trace of how it got there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One buffer's place in the slab: `reserved` bytes (aligned) from `offset`."""
+
+    name: str
+    offset: int
+    bytes: int
+    reserved: int
+
+    @property
+    def end(self) -> int:
+        """One past the last reserved byte."""
+        return self.offset + self.reserved
+
+
+@dataclass(frozen=True)
+class PlacementStep:
+    """What the placer did for one request, so a view can replay it instead of re-deriving it.
+
+    `conflicts`: the already-placed buffers it had to avoid; `skipped_gaps`: free (start, end)
+    ranges between them that it passed over; `reuses`: the buffers that last held the bytes it
+    lands on.
+    """
+
+    request: int
+    name: str
+    reserved: int
+    conflicts: tuple[str, ...]
+    skipped_gaps: tuple[tuple[int, int], ...]
+    offset: int
+    reuses: tuple[str, ...]
+
+    def narration(self) -> str:
+        """One line saying what happened, in the lesson's words."""
+        if self.conflicts:
+            shown = _name_list(self.conflicts)
+            head = f"{self.name} conflicts with {shown}"
+        else:
+            head = f"{self.name} conflicts with nothing placed"
+        where = f"lands at {self.offset:,}"
+        if self.reuses:
+            where += f", in {_name_list(self.reuses)}'s bytes"
+        return f"{head}; {where}"
+
+
+def _name_list(names: tuple[str, ...], limit: int = 4) -> str:
+    if len(names) > limit:
+        return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every buffer's offset in one slab, in request order, with the placement trace."""
+
+    placements: tuple[Placement, ...]
+    steps: tuple[PlacementStep, ...]
+    slab_bytes: int
+    no_reuse_bytes: int
+    algorithm: str
+    conflict_model: str
+    alignment: int
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """The request order the plan was placed in."""
+        return tuple(p.name for p in self.placements)
+
+    @cached_property
+    def by_name(self) -> dict[str, Placement]:
+        """Buffer name to its placement."""
+        return {p.name: p for p in self.placements}
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes reuse saves against giving every buffer its own range."""
+        return self.no_reuse_bytes - self.slab_bytes
+
+    def to_dict(self) -> dict:
+        """The plan as JSON-ready data (placements in request order)."""
+        return {
+            "slab_bytes": self.slab_bytes,
+            "no_reuse_bytes": self.no_reuse_bytes,
+            "algorithm": self.algorithm,
+            "conflicts": self.conflict_model,
+            "placements": [
+                {"name": p.name, "offset": p.offset, "bytes": p.bytes, "reserved": p.reserved}
+                for p in self.placements
+            ],
+        }
