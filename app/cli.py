@@ -14,23 +14,28 @@ from planner import CapacityError, PlanError
 
 # Subcommand name -> (module under app/, one-line help).
 SUBCOMMANDS = {
+    "open": ("command_open", "open a graph in the window (the default)"),
     "plan": ("command_plan", "plan a graph file and print the placements"),
+    "export": ("command_export", "render a view of a plan to PNG without a display"),
+    "run": ("command_run", "execute a plan in one slab and measure its phases"),
+    "generate": ("command_generate", "write a larger executable graph (mlp, transformer)"),
 }
 
 EXIT_BAD_INPUT = 2
 EXIT_CAPACITY = 3
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser for every subcommand (each module adds its own arguments)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only `command`'s module is imported, so `plan` never loads Qt or CuPy."""
     parser = argparse.ArgumentParser(
         prog="slabscope",
         description="Plan a compute graph's buffers into one slab. "
                     "`slabscope [FILE]` opens the window.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in SUBCOMMANDS.items():
-        command = importlib.import_module(f"app.{module}")
-        command.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        parser_for = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            importlib.import_module(f"app.{module}").add_arguments(parser_for)
     return parser
 
 
@@ -38,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run `slabscope` with `argv` (default: the process's arguments); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or (argv[0] not in SUBCOMMANDS and not argv[0].startswith("-")):
-        argv = ["open", *argv] if "open" in SUBCOMMANDS else ["plan", *(argv or [_example()])]
-    args = build_parser().parse_args(argv)
+        argv = ["open", *argv]
+    args = build_parser(argv[0]).parse_args(argv)
     module = importlib.import_module(f"app.{SUBCOMMANDS[args.command][0]}")
     try:
         return module.run(args)
@@ -49,12 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     except PlanError as exc:
         print(f"slabscope: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-
-
-def _example() -> str:
-    from app.examples import default_example
-
-    return str(default_example())
 
 
 if __name__ == "__main__":
