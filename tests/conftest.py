@@ -1,0 +1,63 @@
+"""Shared test setup: Qt offscreen, isolated QSettings, and no QThread or QTimer left running."""
+
+from __future__ import annotations
+
+import os
+
+# Must be set before any Qt import so GUI tests never need a display.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import weakref  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_qsettings(tmp_path, monkeypatch):
+    """Point QSettings at a temporary folder so tests never touch the user's recent files."""
+    from PySide6.QtCore import QSettings
+
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "qsettings"))
+    yield
+
+
+@pytest.fixture(autouse=True)
+def no_dangling_qt_work(monkeypatch):
+    """Fail a test that leaves a QThread running or a QTimer active once its widgets are gone.
+
+    Wraps `QThread.start` and `QTimer.start` to remember what the test started (as napari does);
+    after the test, deferred deletions are processed and anything still running is reported.
+    """
+    from PySide6.QtCore import QCoreApplication, QEvent, QThread, QTimer
+    import shiboken6
+
+    threads: "weakref.WeakSet" = weakref.WeakSet()
+    timers: "weakref.WeakSet" = weakref.WeakSet()
+    thread_start, timer_start = QThread.start, QTimer.start
+
+    def tracked_thread_start(self, *args, **kwargs):
+        threads.add(self)
+        return thread_start(self, *args, **kwargs)
+
+    def tracked_timer_start(self, *args, **kwargs):
+        timers.add(self)
+        return timer_start(self, *args, **kwargs)
+
+    monkeypatch.setattr(QThread, "start", tracked_thread_start)
+    monkeypatch.setattr(QTimer, "start", tracked_timer_start)
+    yield
+    app = QCoreApplication.instance()
+    if app is not None:
+        # Let widgets closed by pytest-qt actually be deleted (taking their timers with them).
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        app.processEvents()
+    running = [t for t in list(threads) if shiboken6.isValid(t) and t.isRunning()]
+    active = [t for t in list(timers) if shiboken6.isValid(t) and t.isActive()]
+    for thread in running:  # stop them so one leak does not cascade into later tests
+        thread.quit()
+        thread.wait(2000)
+    for timer in active:
+        timer.stop()
+    assert not running, f"test left {len(running)} QThread(s) running: {running}"
+    assert not active, f"test left {len(active)} QTimer(s) active: {active}"
