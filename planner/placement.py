@@ -64,6 +64,7 @@ def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first"
     """
     reserved = graph.reserved
     buffers = graph.buffers
+    names = [b.name for b in buffers]
     offset = [0] * len(buffers)
     end = [0] * len(buffers)
     placed = 0
@@ -72,22 +73,19 @@ def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first"
     for request, i in enumerate(order):
         size = reserved[i]
         blocking = members(conflicts.conflict_mask(i) & placed)
-        spans = sorted((offset[j], end[j]) for j in blocking)
-        at, skipped = _choose(spans, size, fit)
+        blocking.sort(key=offset.__getitem__)  # stable: ties stay in index order
+        at, skipped = _choose([(offset[j], end[j]) for j in blocking], size, fit)
         if capacity is not None and at + size > capacity:
-            name = buffers[i].name
             raise CapacityError(
-                f"capacity exceeded while placing request {request} {name!r} ({size:,} bytes): "
+                f"capacity exceeded while placing request {request} {names[i]!r} ({size:,} bytes): "
                 f"lowest clear offset is {at:,}, and {at + size:,} > capacity {capacity:,}",
-                request, name, size)
+                request, names[i], size)
         offset[i], end[i] = at, at + size
         placed |= 1 << i
         reuses = occupancy.take(at, at + size, i)
-        placements.append(Placement(buffers[i].name, at, buffers[i].bytes, size))
-        steps.append(PlacementStep(
-            request, buffers[i].name, size,
-            tuple(buffers[j].name for j in sorted(blocking, key=lambda j: (offset[j], j))),
-            tuple(skipped), at, tuple(buffers[j].name for j in reuses)))
+        placements.append(Placement(names[i], at, buffers[i].bytes, size))
+        steps.append(PlacementStep(request, names[i], size, tuple([names[j] for j in blocking]),
+                                   tuple(skipped), at, tuple([names[j] for j in reuses])))
     return Plan(
         placements=tuple(placements),
         steps=tuple(steps),

@@ -47,6 +47,8 @@ def _find_cycle(stuck: list[int], successors) -> list[int]:
         path.append(node)
         node = preds[node]
     cycle = path[position[node]:][::-1]
+    first = cycle.index(min(cycle))  # start at the earliest-declared node, for a stable message
+    cycle = cycle[first:] + cycle[:first]
     return cycle + [cycle[0]]
 
 

@@ -1,0 +1,50 @@
+"""`slabscope plan`: the table, JSON, and exit codes for bad files and capacity failures."""
+
+import json
+import subprocess
+import sys
+
+from app.cli import main
+from tests.examples import LUMINAL_JOIN, RELU_UNFUSED
+
+
+def test_table_shows_specs_offsets_and_summary(capsys):
+    assert main(["plan", str(RELU_UNFUSED)]) == 0
+    out = capsys.readouterr().out
+    assert "t1            16,384          0  x" in out
+    assert "t0            16,384  1,179,904  -" in out
+    assert "slab bytes           1,196,288" in out
+    assert "without reuse        1,229,056" in out
+    assert "saved                   32,768  (2.7%)" in out
+
+
+def test_json_lists_placements_in_request_order(capsys):
+    assert main(["plan", str(RELU_UNFUSED), "--json", "--order", "t1,y"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["slab_bytes"] == 1_196_288 and data["no_reuse_bytes"] == 1_229_056
+    assert data["algorithm"] == "first-fit"
+    assert [p["name"] for p in data["placements"]] == ["t1", "y", "x", "w", "b", "workspace", "t0"]
+    assert data["placements"][0] == {"name": "t1", "offset": 0, "bytes": 16384, "reserved": 16384}
+
+
+def test_capacity_failure_exits_3_naming_the_request(capsys):
+    assert main(["plan", str(LUMINAL_JOIN), "--capacity", "767"]) == 3
+    err = capsys.readouterr().err
+    assert "request 1 'b'" in err and "767" in err
+
+
+def test_bad_file_exits_2_with_message_on_stderr(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"nodes": ["a"], "buffers": [{"name": "x", "bytes": 1, "uses": ["zz"]}]}')
+    assert main(["plan", str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert "buffer 'x' uses unknown node 'zz'" in captured.err and captured.out == ""
+
+
+def test_installed_command_reports_without_traceback(tmp_path):
+    bad = tmp_path / "cycle.json"
+    bad.write_text('{"nodes": ["a", "b"], "edges": [["a", "b"], ["b", "a"]], "buffers": []}')
+    result = subprocess.run([sys.executable, "-m", "app.cli", "plan", str(bad)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "slabscope: graph has a cycle: a -> b -> a"
