@@ -7,7 +7,7 @@ Pure Python, no Qt and no GPU: `load`, `plan`, `verify` (and, as the planner gro
 from .conflicts import DagConflicts
 from .errors import CapacityError, PlanError
 from .graph import Buffer, Graph, Node, align_up
-from .graph_file import graph_from_dict, load
+from .graph_file import default_conflicts, graph_from_dict, load
 from .plan import Placement, PlacementStep, Plan
 from .planning import ALGORITHMS, CONFLICT_MODELS, conflict_model, plan
 from .verify import Verification, verify
@@ -15,5 +15,5 @@ from .verify import Verification, verify
 __all__ = [
     "ALGORITHMS", "Buffer", "CONFLICT_MODELS", "CapacityError", "DagConflicts", "Graph", "Node",
     "Placement", "PlacementStep", "Plan", "PlanError", "Verification", "align_up",
-    "conflict_model", "graph_from_dict", "load", "plan", "verify",
+    "conflict_model", "default_conflicts", "graph_from_dict", "load", "plan", "verify",
 ]

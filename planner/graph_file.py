@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -16,9 +17,25 @@ DTYPE_BYTES = {
 }
 
 
-def load(path) -> Graph:
-    """Read the graph file at `path` (.json here; other formats through `planner.importers`)."""
+def load(path, include_weights: bool = False) -> Graph:
+    """Read the graph file at `path`: JSON, ONNX (`.onnx`) or MiniMalloc CSV (`.csv`).
+
+    `include_weights` only matters for ONNX: keep initializers and constants in the slab. What
+    the ONNX import had to guess (dimensions taken as 1) is reported as a `UserWarning`.
+    """
     path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        from .onnx_import import load_onnx
+
+        graph, notes = load_onnx(path, include_weights=include_weights)
+        if notes.guesses():
+            warnings.warn(f"{path.name}: {notes.guesses()}", stacklevel=2)
+        return graph
+    if suffix == ".csv":
+        from .minimalloc_csv import load_minimalloc_csv
+
+        return load_minimalloc_csv(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -31,6 +48,20 @@ def load(path) -> Graph:
         raise PlanError(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: "
                         f"{exc.msg}") from None
     return graph_from_dict(data, name=path.stem)
+
+
+def default_conflicts(graph: Graph) -> str:
+    """The conflict model to plan `graph` under when the user names none.
+
+    "serial" when the DAG is exactly the chain of its schedule (a MiniMalloc file): there both
+    models give the same conflicts, and the serial one avoids the closure, which is quadratic on
+    long chains. "dag" otherwise.
+    """
+    schedule = graph.schedule
+    if schedule is None or len(schedule) != len(graph.nodes) or \
+            len(graph.edges) != max(len(schedule) - 1, 0):
+        return "dag"
+    return "serial" if set(graph.edges) == set(zip(schedule, schedule[1:])) else "dag"
 
 
 def _expect(value, kind, what: str):

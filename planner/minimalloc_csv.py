@@ -1,0 +1,180 @@
+"""MiniMalloc CSV: `id,lower,upper,size` rows (optional `alignment`, `offset`), the serial model.
+
+Each row is a buffer live over the half-open interval `[lower, upper)` of one execution order.
+It becomes a `Graph` whose nodes are a chain of time points: only the distinct `lower` and
+`upper - 1` values (at most two per buffer), so a buffer's uses are the node at `lower` and the
+node at `upper - 1`. On a chain the DAG model and the serial model agree; the serial one is the
+cheap one (see `graph_file.default_conflicts`).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from types import MappingProxyType
+
+from .errors import PlanError
+from .graph import SIZE_LIMIT, Buffer, Graph, Node
+from .plan import Plan
+from .reachability import topological_order
+
+REQUIRED_COLUMNS = ("id", "lower", "upper", "size")
+OPTIONAL_COLUMNS = ("alignment", "offset")
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """The header (lower-cased, stripped) and the data rows, as text."""
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = [row for row in csv.reader(handle) if row]
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise PlanError(f"{path}: not a readable CSV file: {exc}") from None
+    if not rows:
+        raise PlanError(f"{path}: empty file; expected a header {','.join(REQUIRED_COLUMNS)}")
+    header = [c.strip().lower() for c in rows[0]]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise PlanError(f"{path}: header lacks column {missing[0]!r}; "
+                        f"expected {','.join(REQUIRED_COLUMNS)}[,alignment][,offset]")
+    for column in header:
+        if column not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS:
+            raise PlanError(f"{path}: unknown column {column!r}; known: "
+                            f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+    if len(set(header)) < len(header):
+        raise PlanError(f"{path}: a column appears twice in the header")
+    return header, rows[1:]
+
+
+def _integer(text: str, path: Path, line: int, column: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise PlanError(f"{path}: line {line}: {column} must be an integer, "
+                        f"got {text.strip()!r}") from None
+
+
+def _parse(path: Path):
+    """Validated rows: ids, lowers, uppers, sizes, the alignment, and offsets by id."""
+    header, rows = _read_rows(path)
+    width = len(header)
+    for line, row in enumerate(rows, start=2):
+        if len(row) != width:
+            raise PlanError(f"{path}: line {line}: expected {width} fields, got {len(row)}")
+    columns = list(zip(*rows)) if rows else [()] * width
+    col = dict(zip(header, columns))
+    ids = [name.strip() for name in col["id"]]
+    lowers, uppers, sizes = ([_integer(text, path, line, name) for line, text in
+                              enumerate(col[name], start=2)] for name in ("lower", "upper", "size"))
+    seen: set[str] = set()
+    for line, (name, lower, upper, size) in enumerate(zip(ids, lowers, uppers, sizes), start=2):
+        if not name or name in seen:
+            raise PlanError(f"{path}: line {line}: " + (f"duplicate id {name!r}" if name
+                                                        else "empty id"))
+        seen.add(name)
+        if upper <= lower:
+            raise PlanError(f"{path}: line {line}: buffer {name!r} has upper {upper} <= "
+                            f"lower {lower}; it must be live for at least one step")
+        if not 0 <= size <= SIZE_LIMIT:
+            raise PlanError(f"{path}: line {line}: buffer {name!r}: size {size} is out of "
+                            f"range [0, {SIZE_LIMIT}]")
+    alignment = 1
+    if "alignment" in col:
+        alignments = {_integer(t, path, line, "alignment")
+                      for line, t in enumerate(col["alignment"], start=2)}
+        if len(alignments) > 1:
+            raise PlanError(f"{path}: buffers have different alignments {sorted(alignments)}; "
+                            f"a slab has one alignment")
+        alignment = alignments.pop() if alignments else 1
+        if alignment <= 0:
+            raise PlanError(f"{path}: alignment must be positive, got {alignment}")
+    offsets = {}
+    for line, (name, text) in enumerate(zip(ids, col.get("offset", ())), start=2):
+        if text.strip():
+            offsets[name] = _integer(text, path, line, "offset")
+            if offsets[name] < 0:
+                raise PlanError(f"{path}: line {line}: offset must be non-negative, "
+                                f"got {offsets[name]}")
+    return ids, lowers, uppers, sizes, alignment, offsets
+
+
+def load_minimalloc_csv(path) -> Graph:
+    """Read a MiniMalloc CSV into a `Graph` for the serial model (alignment 1 unless a column says).
+
+    Rows stay in file order as the request order. Time is compressed to the distinct `lower` and
+    `upper - 1` values, each a node of one chain (`schedule` lists them all); a node's `attrs`
+    keep its original `time`, so `write_minimalloc_csv` writes the same `lower`/`upper` back.
+    The graph is built directly: no closure is computed, so 60,000-row files load in well
+    under a second.
+    """
+    path = Path(path)
+    ids, lowers, uppers, sizes, alignment, _ = _parse(path)
+    times = sorted(set(lowers).union(u - 1 for u in uppers))
+    node_names = [f"t{t}" for t in times]
+    by_time = dict(zip(times, node_names))
+    nodes = tuple(Node(n, attrs=MappingProxyType({"time": t})) for n, t in zip(node_names, times))
+    buffers = tuple(
+        Buffer(name, size, (by_time[lo],) if lo == hi - 1 else (by_time[lo], by_time[hi - 1]))
+        for name, lo, hi, size in zip(ids, lowers, uppers, sizes)
+    )
+    names = tuple(node_names)
+    return Graph(nodes=nodes, edges=tuple(zip(names, names[1:])), buffers=buffers,
+                 alignment=alignment, order=tuple(ids), schedule=names, name=path.stem)
+
+
+def read_minimalloc_offsets(path) -> dict[str, int]:
+    """The `offset` column of a MiniMalloc CSV as buffer name -> offset (rows with none skipped)."""
+    return _parse(Path(path))[5]
+
+
+def _node_times(graph: Graph) -> list[int]:
+    """Per node index, its time: the `time` attribute when every scheduled node has one (a
+    loaded MiniMalloc file), else its position in the schedule or a topological order."""
+    if graph.schedule is not None:
+        sequence = [graph.node_index[n] for n in graph.schedule]
+    else:
+        sequence = topological_order([n.name for n in graph.nodes], graph.successors)
+    times = [-1] * len(graph.nodes)
+    original = [graph.nodes[i].attrs.get("time") for i in sequence]
+    keep = all(isinstance(t, int) for t in original)
+    for position, i in enumerate(sequence):
+        times[i] = original[position] if keep else position
+    return times
+
+
+def write_minimalloc_csv(graph: Graph, plan: Plan, path) -> None:
+    """Write `plan` on `graph` as a MiniMalloc CSV with an `offset` column, rows in request order.
+
+    A buffer lives from its first to its last use in the graph's schedule (or a topological
+    order when it has none): `lower` is its first use's time, `upper` one past its last. Any
+    topological order keeps every pair the DAG model lets share bytes apart in time, so a
+    DAG-model plan is also valid for the written intervals. An `alignment` column is written when
+    the graph's alignment is not 1.
+    """
+    times = _node_times(graph)
+    header = ["id", "lower", "upper", "size"]
+    if graph.alignment != 1:
+        header.append("alignment")
+    header.append("offset")
+    lines = [",".join(header)]
+    for placement in plan.placements:
+        index = graph.buffer_index.get(placement.name)
+        if index is None:
+            raise PlanError(f"plan places unknown buffer {placement.name!r}")
+        uses = [times[u] for u in graph.use_indices[index]]
+        if min(uses) < 0:
+            missing = next(graph.nodes[u].name for u in graph.use_indices[index] if times[u] < 0)
+            raise PlanError(f"buffer {placement.name!r} is used by node {missing!r}, which the "
+                            f"schedule does not list")
+        if any(c in placement.name for c in ',"\n'):
+            raise PlanError(f"buffer name {placement.name!r} cannot be written as a CSV id")
+        row = [placement.name, str(min(uses)), str(max(uses) + 1), str(placement.bytes)]
+        if graph.alignment != 1:
+            row.append(str(graph.alignment))
+        row.append(str(placement.offset))
+        lines.append(",".join(row))
+    try:
+        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot write: {exc.strerror or exc}") from None
