@@ -1,0 +1,265 @@
+"""ONNX models as graphs: ops become nodes, activations become buffers sized by shape inference.
+
+Initializers, and the tensors that nodes compute only from constants (`Constant`,
+`ConstantOfShape` of an initializer, an `Unsqueeze` of a weight), are weights: they are folded
+away with the nodes that make them and stay out of the slab unless `include_weights`. Graph
+inputs get a use by one `upload` node, graph outputs a use by one `readback` node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PlanError
+from .graph import Buffer, Graph, Node
+from .reachability import topological_order
+
+# Ops whose outputs change from run to run even when every input is a constant.
+RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                        "Multinomial", "Bernoulli"})
+
+# Assumed when shape inference gives a tensor no element type (a custom op's output).
+UNKNOWN_ELEMENT_BYTES = 4
+
+
+@dataclass(frozen=True)
+class OnnxNotes:
+    """What the import decided on its own, for the user to see.
+
+    `unknown_dims`: tensors with a symbolic or missing dimension (or no shape at all), each
+    unknown dimension taken as 1; `unknown_types`: tensors without an element type, taken as
+    4-byte elements; `folded_nodes`: nodes computing only constants, not part of the graph;
+    `weights`, `weight_bytes`: the weights the runtime nodes read, and whether they are in the slab.
+    """
+
+    unknown_dims: tuple[str, ...]
+    unknown_types: tuple[str, ...]
+    folded_nodes: tuple[str, ...]
+    weights: int
+    weight_bytes: int
+    weights_included: bool
+
+    def guesses(self) -> str:
+        """One line naming the tensors whose size was guessed, or "" when none was."""
+        parts = []
+        if self.unknown_dims:
+            parts.append(f"unknown dimensions taken as 1 in {len(self.unknown_dims)} tensors: "
+                         + _listing(self.unknown_dims))
+        if self.unknown_types:
+            parts.append(f"no element type, taken as {UNKNOWN_ELEMENT_BYTES} bytes, in "
+                         f"{len(self.unknown_types)} tensors: " + _listing(self.unknown_types))
+        return "; ".join(parts)
+
+
+def _listing(names: tuple[str, ...], limit: int = 8) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _require_onnx():
+    try:
+        import onnx
+    except ImportError:
+        raise PlanError("reading .onnx files needs the onnx package: "
+                        "pip install 'slabscope[onnx]'") from None
+    return onnx
+
+
+def _read_model(onnx, path: Path):
+    """The model at `path` with inferred shapes; any failure is a one-line PlanError."""
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except Exception as exc:  # protobuf raises its own DecodeError on anything not a model
+        raise PlanError(f"{path}: not an ONNX model ({type(exc).__name__}: {exc})") from None
+    try:
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception as exc:  # onnx's InferenceError and C++ validation errors alike
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PlanError(f"{path}: shape inference failed: {first}") from None
+
+
+class _Sizer:
+    """Bytes of a tensor from its inferred type, recording what had to be guessed."""
+
+    def __init__(self, onnx, graph):
+        self.onnx = onnx
+        self.types = {}
+        for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+            if info.type.HasField("tensor_type"):
+                self.types.setdefault(info.name, info.type.tensor_type)
+        self.initializers = {t.name: t for t in graph.initializer}
+        self.unknown_dims: list[str] = []
+        self.unknown_types: list[str] = []
+
+    def size(self, name: str) -> tuple[int, tuple[int, ...], str | None]:
+        """(bytes, shape with unknown dimensions as 1, dtype name or None)."""
+        if name in self.initializers:
+            tensor = self.initializers[name]
+            elem_type, dims, known = tensor.data_type, tuple(tensor.dims), True
+        elif name in self.types and self.types[name].elem_type:
+            tensor_type = self.types[name]
+            elem_type = tensor_type.elem_type
+            raw = list(tensor_type.shape.dim) if tensor_type.HasField("shape") else None
+            known = raw is not None and all(d.HasField("dim_value") for d in raw)
+            dims = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in raw or ())
+        else:
+            self.unknown_types.append(name)
+            self.unknown_dims.append(name)
+            return UNKNOWN_ELEMENT_BYTES, (), None
+        if not known:
+            self.unknown_dims.append(name)
+        try:
+            dtype = self.onnx.helper.tensor_dtype_to_np_dtype(elem_type)
+        except (KeyError, ValueError, TypeError):
+            raise PlanError(f"tensor {name!r} has element type {elem_type}, which has no "
+                            f"fixed size") from None
+        if dtype.kind in "OUS":
+            raise PlanError(f"tensor {name!r} holds strings, which have no fixed size")
+        count = 1
+        for d in dims:
+            count *= d
+        return count * dtype.itemsize, dims, dtype.name
+
+
+def _constant_tensors(graph, initializer_names: set[str]) -> tuple[set[str], list[int]]:
+    """Tensors computable before the model runs, and the indices of the nodes that compute them."""
+    constants = set(initializer_names)
+    folded = []
+    for i, node in enumerate(graph.node):
+        inputs = [t for t in node.input if t]
+        has_subgraph = any(a.HasField("g") or a.graphs for a in node.attribute)
+        if node.op_type == "Constant" or (inputs and all(t in constants for t in inputs)
+                                          and node.op_type not in RANDOM_OPS
+                                          and not has_subgraph):
+            constants.update(t for t in node.output if t)
+            folded.append(i)
+    return constants, folded
+
+
+def _unique_names(graph, folded: set[int]) -> list[str | None]:
+    """Per ONNX node, its name in our graph (None for folded nodes): the ONNX name, or
+    `op_type_i` when it is empty or taken."""
+    taken: set[str] = set()
+    names: list[str | None] = []
+    for i, node in enumerate(graph.node):
+        if i in folded:
+            names.append(None)
+            continue
+        name = node.name if node.name and node.name not in taken else f"{node.op_type}_{i}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def _free_name(base: str, taken) -> str:
+    name = base
+    while name in taken:
+        name = "_" + name
+    return name
+
+
+def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
+    """Read an ONNX model as a `Graph` (dag model, alignment 256) and notes on what was guessed.
+
+    Ops become nodes (named by `node.name`, or `op_type_i` when empty); each activation a buffer
+    of dtype size times the product of its inferred dimensions (unknown dimensions count as 1
+    and are listed in the notes); an edge runs from each tensor's producer to each consumer.
+    Buffer kinds: input, output, intermediate, weight. Weights (initializers and tensors
+    computed only from constants) stay out unless `include_weights`, and then are uploaded.
+    The request order, and the schedule, follow a topological order of first use.
+    """
+    onnx = _require_onnx()
+    path = Path(path)
+    model = _read_model(onnx, path)
+    graph = model.graph
+    sizer = _Sizer(onnx, graph)
+    constants, folded = _constant_tensors(graph, set(sizer.initializers))
+    folded_set = set(folded)
+    node_names = _unique_names(graph, folded_set)
+    upload = _free_name("upload", set(node_names))
+    readback = _free_name("readback", set(node_names))
+
+    producer: dict[str, str] = {}
+    for i, node in enumerate(graph.node):
+        if i not in folded_set:
+            producer.update((t, node_names[i]) for t in node.output if t)
+    inputs = [v.name for v in graph.input if v.name not in constants]
+    producer.update((t, upload) for t in inputs)
+    consumers: dict[str, list[str]] = {}
+    for i, node in enumerate(graph.node):
+        if i in folded_set:
+            continue
+        for t in node.input:
+            if not t:
+                continue  # an omitted optional input
+            if t not in producer and t not in constants:
+                raise PlanError(f"{path}: node {node_names[i]!r} reads tensor {t!r}, which no "
+                                f"node, input or initializer provides")
+            if node_names[i] not in consumers.setdefault(t, []):
+                consumers[t].append(node_names[i])
+    outputs = [v.name for v in graph.output]
+    for t in outputs:
+        if t not in producer and t not in constants:
+            raise PlanError(f"{path}: graph output {t!r} is not produced by any node")
+
+    weights = [t for t in dict.fromkeys(list(consumers) + outputs) if t in constants]
+    weight_bytes = sum(sizer.size(t)[0] for t in weights)
+    sizer.unknown_dims.clear()  # only the tensors that end up in the slab are worth reporting
+    sizer.unknown_types.clear()
+    if include_weights:
+        producer.update((t, upload) for t in weights)
+
+    buffers: list[Buffer] = []
+    output_set = set(outputs)
+    for t in dict.fromkeys(list(producer)):
+        uses = [producer[t]] + [c for c in consumers.get(t, ()) if c != producer[t]]
+        if t in output_set:
+            uses.append(readback)
+        kind = "weight" if t in constants else "input" if producer[t] == upload \
+            else "output" if t in output_set else "intermediate"
+        size, shape, dtype = sizer.size(t)
+        buffers.append(Buffer(t, size, tuple(uses), kind, shape, dtype))
+
+    edges = {(producer[t], c) for t, cs in consumers.items() if t in producer for c in cs}
+    edges |= {(producer[t], readback) for t in outputs if t in producer}
+    slab_names = {b.name for b in buffers}
+    nodes = [Node(upload, "upload", outputs=tuple(t for t in producer if producer[t] == upload))]
+    for i, node in enumerate(graph.node):
+        if i not in folded_set:
+            nodes.append(Node(node_names[i], node.op_type,
+                              inputs=tuple(dict.fromkeys(t for t in node.input if t in slab_names)),
+                              outputs=tuple(t for t in node.output if t in slab_names)))
+    nodes.append(Node(readback, "readback", inputs=tuple(t for t in outputs if t in slab_names)))
+    used = {u for b in buffers for u in b.uses} | {e for pair in edges for e in pair}
+    nodes = [n for n in nodes if n.name in used or n.op not in ("upload", "readback")]
+
+    index = {n.name: i for i, n in enumerate(nodes)}
+    successors = [[] for _ in nodes]
+    for src, dst in edges:
+        successors[index[src]].append(index[dst])
+    topo = topological_order([n.name for n in nodes], [sorted(s) for s in successors])
+    position = {nodes[i].name: p for p, i in enumerate(topo)}
+    buffers.sort(key=lambda b: min(position[u] for u in b.uses))  # stable: ties keep ONNX order
+
+    result = Graph(
+        nodes=tuple(nodes),
+        edges=tuple(sorted(edges, key=lambda e: (position[e[0]], position[e[1]]))),
+        buffers=tuple(buffers),
+        order=tuple(b.name for b in buffers),
+        schedule=tuple(nodes[i].name for i in topo),
+        name=path.stem,
+    )
+    notes = OnnxNotes(
+        unknown_dims=tuple(dict.fromkeys(sizer.unknown_dims)),
+        unknown_types=tuple(dict.fromkeys(sizer.unknown_types)),
+        folded_nodes=tuple(graph.node[i].name or f"{graph.node[i].op_type}_{i}" for i in folded),
+        weights=len(weights),
+        weight_bytes=weight_bytes,
+        weights_included=include_weights,
+    )
+    return result, notes
