@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from planner import CapacityError, PlanError
 
@@ -39,6 +40,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings (what an import had to guess) as one line, without the source location."""
+    print(f"slabscope: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `slabscope` with `argv` (default: the process's arguments); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -46,14 +52,16 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["open", *argv]
     args = build_parser(argv[0]).parse_args(argv)
     module = importlib.import_module(f"app.{SUBCOMMANDS[args.command][0]}")
-    try:
-        return module.run(args)
-    except CapacityError as exc:
-        print(f"slabscope: {exc}", file=sys.stderr)
-        return EXIT_CAPACITY
-    except PlanError as exc:
-        print(f"slabscope: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            return module.run(args)
+        except CapacityError as exc:
+            print(f"slabscope: {exc}", file=sys.stderr)
+            return EXIT_CAPACITY
+        except PlanError as exc:
+            print(f"slabscope: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

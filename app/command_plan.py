@@ -10,11 +10,13 @@ import planner
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope plan`."""
-    parser.add_argument("file", help="graph file (.json)")
+    parser.add_argument("file", help="graph file (.json, .onnx or MiniMalloc .csv)")
     parser.add_argument("--order", help="request order: buffer names separated by commas, "
                                         "placed first; the rest follow in the file's order")
     parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.add_argument("--include-weights", action="store_true",
+                        help="ONNX only: keep initializers and constants in the slab")
 
 
 def split_order(text: str | None) -> list[str] | None:
@@ -24,7 +26,7 @@ def split_order(text: str | None) -> list[str] | None:
 
 def run(args) -> int:
     """Plan the file and print it; errors propagate as PlanError for the dispatcher."""
-    graph = planner.load(args.file)
+    graph = planner.load(args.file, include_weights=args.include_weights)
     result = planner.plan(graph, order=split_order(args.order), capacity=args.capacity)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
