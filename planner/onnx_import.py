@@ -254,9 +254,10 @@ def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
         schedule=tuple(nodes[i].name for i in topo),
         name=path.stem,
     )
+    unknown_dims, unknown_types = set(sizer.unknown_dims), set(sizer.unknown_types)
     notes = OnnxNotes(
-        unknown_dims=tuple(dict.fromkeys(sizer.unknown_dims)),
-        unknown_types=tuple(dict.fromkeys(sizer.unknown_types)),
+        unknown_dims=tuple(b.name for b in buffers if b.name in unknown_dims),
+        unknown_types=tuple(b.name for b in buffers if b.name in unknown_types),
         folded_nodes=tuple(graph.node[i].name or f"{graph.node[i].op_type}_{i}" for i in folded),
         weights=len(weights),
         weight_bytes=weight_bytes,
