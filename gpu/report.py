@@ -1,0 +1,153 @@
+"""What a run measured, as plain data: phases, kernels, device, memory, verification, replay."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+PHASES = ("graph_compile", "search", "prepare", "execute")
+
+
+@dataclass(frozen=True)
+class PhaseTime:
+    """One phase of a run: `seconds` measured around it, `share` of the phases' total."""
+
+    name: str
+    seconds: float
+    share: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One node's mean time per execute, and what that achieves against the device's peak."""
+
+    node: str
+    op: str
+    seconds: float
+    flops: int
+    bytes: int
+    flops_per_s: float
+    bytes_per_s: float
+    flops_share_of_peak: float | None
+    bytes_share_of_peak: float | None
+
+
+@dataclass(frozen=True)
+class Clobbered:
+    """A buffer whose contents, when `read_by` read it, differed from the reference run's."""
+
+    buffer: str
+    read_by: str
+    max_abs_diff: float
+
+
+@dataclass(frozen=True)
+class RunVerification:
+    """Outputs against a run where every buffer has its own allocation.
+
+    `differing`: read-back buffers beyond `tolerance`; `clobbered`: buffers overwritten before a
+    reader read them (found in a checked pass that restores each to the reference's contents,
+    so only the culprits are named); `unsafe_pairs`: buffers sharing bytes that the dag model
+    says may be live together (why they got clobbered).
+    """
+
+    ok: bool
+    max_abs_diff: float
+    tolerance: float
+    differing: tuple[str, ...]
+    clobbered: tuple[Clobbered, ...]
+    unsafe_pairs: tuple[tuple[str, str], ...]
+    seconds: float
+
+    def summary(self) -> str:
+        """One line: passed, or which buffers differ and which were clobbered."""
+        if self.ok:
+            return (f"outputs match the per-buffer reference (max abs diff "
+                    f"{self.max_abs_diff:.3g}, tolerance {self.tolerance:.3g})")
+        parts = [f"outputs differ from the per-buffer reference (max abs diff "
+                 f"{self.max_abs_diff:.3g})"]
+        if self.differing:
+            parts.append("differing: " + ", ".join(self.differing))
+        if self.clobbered:
+            parts.append("clobbered: " + ", ".join(
+                f"{c.buffer} (read by {c.read_by}, off by {c.max_abs_diff:.3g})"
+                for c in self.clobbered))
+        if self.unsafe_pairs:
+            parts.append("sharing bytes though unordered in the DAG: " + ", ".join(
+                f"{a}/{b}" for a, b in self.unsafe_pairs))
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """CUDA graph replay against eager launches: what was captured, and the time per execute."""
+
+    available: bool
+    reason: str
+    captured: tuple[str, ...] = ()
+    eager: tuple[str, ...] = ()
+    eager_seconds: float | None = None
+    replay_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Everything one run measured; every figure comes from a clock or a device query."""
+
+    graph: str
+    backend: str
+    device: str
+    backend_note: str | None
+    layout: str
+    conflicts: str
+    algorithm: str
+    execute_order: tuple[str, ...]
+    repeats: int
+    phases: tuple[PhaseTime, ...]
+    wall_seconds: float
+    kernels: tuple[KernelTime, ...]
+    kernel_clock: str
+    peak_flops: float | None
+    peak_bytes_per_s: float | None
+    peak_precision: str
+    peak_source: str
+    slab_bytes: int
+    no_reuse_bytes: int
+    allocated_bytes: int
+    peak_used_bytes: int | None
+    peak_used_source: str
+    verification: RunVerification | None
+    replay: Replay
+    extra: dict = field(default_factory=dict)
+
+    def phase(self, name: str) -> PhaseTime:
+        """The phase called `name`."""
+        return next(p for p in self.phases if p.name == name)
+
+    @property
+    def phases_seconds(self) -> float:
+        """The phases' durations added up (compare with `wall_seconds`)."""
+        return sum(p.seconds for p in self.phases)
+
+    @property
+    def execute_seconds(self) -> float:
+        """Mean wall time of one execute."""
+        return self.phase("execute").seconds / self.repeats
+
+    @property
+    def one_time_seconds(self) -> float:
+        """graph_compile + search + prepare: paid once, however many executes follow."""
+        return sum(p.seconds for p in self.phases if p.name != "execute")
+
+    @property
+    def amortised_seconds(self) -> float:
+        """The one-time phases spread over the run's executes: their cost per execute."""
+        return self.one_time_seconds / self.repeats
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready data, with the derived figures included."""
+        data = asdict(self)
+        data.update(phases_seconds=self.phases_seconds, execute_seconds=self.execute_seconds,
+                    one_time_seconds=self.one_time_seconds,
+                    amortised_seconds=self.amortised_seconds)
+        return data

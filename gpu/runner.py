@@ -1,0 +1,180 @@
+"""Run a graph under a plan, in one slab, and measure every phase (SPEC.md section 6).
+
+graph_compile (load, validate, closure), search (planning), prepare (backend, staging, slab,
+views, clocks, warm-up) and execute (N repeats) are timed one by one; the wall clock runs from
+the first to the last, so the report can show that the phases account for it. Verification,
+the memory pass and graph replay come after the wall clock stops and carry their own times.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from dataclasses import replace
+from pathlib import Path
+
+import planner
+from planner import Graph, Plan, PlanError
+
+from .backends import memory_pool_bytes, select_backend
+from .binding import bind, build_steps, check_executable, stage
+from .execute_order import execute_order
+from .replay import measure_replay
+from .report import PHASES, KernelTime, PhaseTime, Replay, RunReport
+from .verification import verify_run
+
+LAYOUTS = ("slab", "per-buffer")
+
+
+class RunCancelled(Exception):
+    """The caller asked the run to stop; nothing is reported."""
+
+
+def _compile(source, conflicts: str, order_names) -> tuple[Graph, tuple[int, ...]]:
+    graph = planner.load(source) if isinstance(source, (str, Path)) else replace(source)
+    graph.reachability  # the closure; replace() dropped any cached copy, so this is real work
+    check_executable(graph)
+    return graph, execute_order(graph, order_names)
+
+
+def _execute(backend, steps, clock, repeats: int, totals: list[float], check) -> None:
+    with backend.no_allocations():
+        for _ in range(repeats):
+            check()
+            for i, step in enumerate(steps):
+                clock.start(i)
+                step.launch()
+                clock.stop(i)
+            backend.synchronize()
+            for i, seconds in enumerate(clock.seconds()):
+                totals[i] += seconds
+
+
+def _peak_used(backend, graph, plan, order) -> int | None:
+    """Bytes the run needs at its high-water mark: a separate prepare and execute on the host
+    under tracemalloc (which would distort the timed phases), the memory pool on CuPy."""
+    if backend.name == "cupy":
+        return memory_pool_bytes(backend)
+    tracemalloc.start()
+    try:
+        staging = stage(graph)
+        binding = bind(backend, graph, plan)
+        for step in build_steps(backend, graph, binding, order, staging):
+            step.launch()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "first-fit",
+        conflicts: str = "dag", request_order=None, capacity: int | None = None,
+        execute_order_names=None, plan: Plan | None = None, layout: str = "slab",
+        verify: bool = True, measure_memory: bool = True, replay: bool = True,
+        progress=None, cancelled=None) -> RunReport:
+    """Execute `source` (a graph file path or a `Graph`) and report what every phase took.
+
+    The plan comes from `planner.plan(graph, algorithm, request_order, capacity, conflicts)` unless
+    `plan` is given (then search only checks it against the graph). `layout="per-buffer"` gives
+    every buffer its own allocation instead of the slab (the baseline). `execute_order_names`
+    runs the nodes in another legal order. `progress(fraction, text)` is called between steps;
+    `cancelled()` returning true stops the run with `RunCancelled`. Bad input is a `PlanError`.
+    """
+    if repeats < 1:
+        raise PlanError(f"repeats must be at least 1, got {repeats}")
+    if layout not in LAYOUTS:
+        raise PlanError(f"unknown layout {layout!r}; choose from {', '.join(LAYOUTS)}")
+
+    def check(fraction: float | None = None, text: str = ""):
+        if cancelled is not None and cancelled():
+            raise RunCancelled("run cancelled")
+        if progress is not None and fraction is not None:
+            progress(fraction, text)
+
+    seconds: dict[str, float] = {}
+    detail: dict[str, str] = {}
+    check(0.0, "graph_compile")
+    wall_started = time.perf_counter()
+
+    started = time.perf_counter()
+    graph, order = _compile(source, conflicts, execute_order_names)
+    seconds["graph_compile"] = time.perf_counter() - started
+    detail["graph_compile"] = f"{len(graph.nodes)} nodes, {len(graph.buffers)} buffers"
+    check(0.1, "search")
+
+    started = time.perf_counter()
+    if layout == "per-buffer":
+        plan, detail["search"] = None, "none: every buffer gets its own allocation"
+    elif plan is None:
+        plan = planner.plan(graph, algorithm=algorithm, order=request_order, capacity=capacity,
+                            conflicts=conflicts)
+        detail["search"] = f"{plan.algorithm}, {plan.conflict_model} conflicts"
+    else:
+        missing = [b.name for b in graph.buffers if b.name not in plan.by_name]
+        if missing:
+            raise PlanError(f"the supplied plan does not place {', '.join(missing)}")
+        detail["search"] = f"plan supplied ({plan.algorithm}, {plan.conflict_model} conflicts)"
+    seconds["search"] = time.perf_counter() - started
+    check(0.2, "prepare")
+
+    started = time.perf_counter()
+    device = select_backend(backend)
+    staging = stage(graph)
+    binding = bind(device, graph, plan)
+    steps = build_steps(device, graph, binding, order, staging)
+    clock = device.clock(len(steps))
+    for step in steps:  # warm-up: first touch of the memory, kernel compilation on CuPy
+        step.launch()
+    device.synchronize()
+    seconds["prepare"] = time.perf_counter() - started
+    detail["prepare"] = (f"{binding.layout}: {binding.allocated_bytes:,} bytes in "
+                         f"{len(binding.allocations)} allocation(s), {len(steps)} kernels bound, "
+                         f"one warm-up execute")
+    check(0.3, "execute")
+
+    started = time.perf_counter()
+    totals = [0.0] * len(steps)
+    _execute(device, steps, clock, repeats, totals, check)
+    seconds["execute"] = time.perf_counter() - started
+    detail["execute"] = f"{repeats} x {len(steps)} kernels, timed by {device.clock_name}"
+    wall = time.perf_counter() - wall_started
+    check(0.8, "verify")
+
+    peak = device.peak()
+    kernels = tuple(_kernel_time(step, spent / repeats, peak) for step, spent in zip(steps, totals))
+    allocated = binding.allocated_bytes
+    peak_used = memory_pool_bytes(device)
+    verification = verify_run(device, graph, plan, binding, steps, staging,
+                              cancel=check) if verify else None
+    check(0.9, "replay")
+    replayed = measure_replay(device, steps, repeats) if replay else \
+        Replay(False, "not measured (replay switched off)")
+    if measure_memory and device.name != "cupy":
+        del binding, steps, staging  # the memory pass must not see this run's arrays
+        peak_used = _peak_used(device, graph, plan, order)
+    check(1.0, "done")
+
+    total = sum(seconds.values())
+    return RunReport(
+        graph=graph.name, backend=device.name, device=device.device,
+        backend_note=device.fallback_reason, layout=layout,
+        conflicts=plan.conflict_model if plan else "-", algorithm=plan.algorithm if plan else "-",
+        execute_order=tuple(graph.nodes[i].name for i in order), repeats=repeats,
+        phases=tuple(PhaseTime(n, seconds[n], seconds[n] / total if total else 0.0, detail[n])
+                     for n in PHASES),
+        wall_seconds=wall, kernels=kernels, kernel_clock=device.clock_name,
+        peak_flops=peak.flops, peak_bytes_per_s=peak.bytes_per_s,
+        peak_precision=peak.precision, peak_source=peak.source,
+        slab_bytes=plan.slab_bytes if plan else 0,
+        no_reuse_bytes=plan.no_reuse_bytes if plan else sum(graph.reserved),
+        allocated_bytes=allocated, peak_used_bytes=peak_used,
+        peak_used_source=device.memory_note(), verification=verification, replay=replayed)
+
+
+def _kernel_time(step, mean: float, peak) -> KernelTime:
+    """One step's mean time and achieved rates, with shares of the peak where it is known."""
+    rate = step.flops / mean if mean > 0 else 0.0
+    traffic = step.bytes / mean if mean > 0 else 0.0
+    return KernelTime(
+        step.node.name, step.node.op, mean, step.flops, step.bytes, rate, traffic,
+        rate / peak.flops if peak.flops and step.flops else None,
+        traffic / peak.bytes_per_s if peak.bytes_per_s else None)
