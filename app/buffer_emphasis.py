@@ -1,0 +1,51 @@
+"""How the buffer views emphasise what the session points at: the hovered node's buffers, the
+hovered buffer and the selection. Shared by the slab bar and the lifetime map."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtGui import QColor
+
+from .palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED
+
+SELECTED = QColor("#202020")
+HOVER_WIDTH = 3.0
+NODE_USE_WIDTH = 2.5
+
+
+def buffers_by_node(graph) -> dict[str, dict[str, str]]:
+    """Per node, its buffers and the role each plays there: 'read', 'written' or 'used'."""
+    roles: dict[str, dict[str, str]] = {node.name: {} for node in graph.nodes}
+    for buffer in graph.buffers:
+        for use in buffer.uses:
+            roles[use][buffer.name] = "used"
+    for node in graph.nodes:
+        for name in node.inputs:
+            roles[node.name][name] = "read"
+        for name in node.outputs:
+            roles[node.name][name] = "written"
+    return roles
+
+
+# Inputs come from the node's ancestors and outputs go to its descendants, as in the DAG view.
+ROLE_COLORS = {"read": ANCESTOR, "written": DESCENDANT, "used": HOVERED}
+
+
+def pointer_emphasis(session, names, node_roles) -> tuple[np.ndarray, dict]:
+    """Opacity per buffer of `names` and outlines {name: (colour, pixels)} for the session's
+    hovered node (its buffers outlined by role, the rest dimmed), hovered buffer and selection."""
+    alpha = np.full(len(names), 255.0)
+    outlines: dict[str, tuple[QColor, float]] = {}
+    node = session.hovered_node
+    if node is not None and node in node_roles:
+        roles = node_roles[node]
+        alpha[:] = DIMMED_ALPHA
+        for i, name in enumerate(names):
+            if name in roles:
+                alpha[i] = 255.0
+                outlines[name] = (ROLE_COLORS[roles[name]], NODE_USE_WIDTH)
+    for name in session.selection:
+        outlines[name] = (SELECTED, HOVER_WIDTH)
+    if session.hovered_buffer is not None:
+        outlines[session.hovered_buffer] = (HOVERED, HOVER_WIDTH)
+    return alpha, outlines

@@ -1,0 +1,131 @@
+"""Replaying a plan's placement trace step by step: what the slab animation shows, without drawing."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)  # steps per second offered to the user
+
+
+class PlacementReplay(QObject):
+    """Walks through `Plan.steps` on a timer (never blocking) or by hand.
+
+    `current_step` is the index of the step on show, or None when the whole plan is shown.
+    `sigStepChanged(index|None)` fires on every move; `sigPlayingChanged(bool)` on play/pause.
+    """
+
+    sigStepChanged = Signal(object)
+    sigPlayingChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.plan = None
+        self.current_step: int | None = None
+        self.speed = 2.0
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._tick)
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def step(self):
+        """The `PlacementStep` on show, or None."""
+        if self.plan is None or self.current_step is None:
+            return None
+        return self.plan.steps[self.current_step]
+
+    @property
+    def narration(self) -> str:
+        """One line saying what the step on show did (empty when showing the whole plan)."""
+        step = self.step
+        if step is None:
+            return ""
+        return f"step {step.request + 1} of {len(self.plan.steps)}: {step.narration()}"
+
+    @property
+    def playing(self) -> bool:
+        """Whether the timer is advancing the steps."""
+        return self._timer.isActive()
+
+    def highlighted_conflicts(self) -> tuple[str, ...]:
+        """The placed buffers the current request had to avoid (outlined in the view)."""
+        step = self.step
+        return step.conflicts if step is not None else ()
+
+    def placed_count(self) -> int:
+        """How many requests are in the slab on show, counting the one being placed."""
+        if self.plan is None:
+            return 0
+        return len(self.plan.steps) if self.current_step is None else self.current_step + 1
+
+    # --- moves ---------------------------------------------------------------------------
+
+    def set_plan(self, plan) -> None:
+        """Replay `plan` from now on; a replay in progress keeps its step number where it can."""
+        self.plan = plan
+        if plan is None or not plan.steps:
+            self.pause()
+            self._go(None)
+        elif self.current_step is not None:
+            self._go(min(self.current_step, len(plan.steps) - 1))
+
+    def step_forward(self) -> None:
+        """Show the next request (the first one when showing the whole plan)."""
+        if self.plan is None or not self.plan.steps:
+            return
+        if self.current_step is None:
+            self._go(0)
+        elif self.current_step + 1 < len(self.plan.steps):
+            self._go(self.current_step + 1)
+
+    def step_back(self) -> None:
+        """Show the previous request (stays on the first one)."""
+        if self.plan is None or not self.plan.steps:
+            return
+        last = len(self.plan.steps) - 1
+        self._go(last if self.current_step is None else max(0, self.current_step - 1))
+
+    def play(self) -> None:
+        """Advance on the timer at `speed` steps per second; restarts from the first at the end."""
+        if self.plan is None or not self.plan.steps:
+            return
+        if self.current_step is None or self.current_step == len(self.plan.steps) - 1:
+            self._go(0)
+        self._timer.start(self._interval())
+        self.sigPlayingChanged.emit(True)
+
+    def pause(self) -> None:
+        """Stop the timer and keep the current step on show."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self.sigPlayingChanged.emit(False)
+
+    def toggle(self) -> None:
+        """Pause when playing, play otherwise."""
+        self.pause() if self.playing else self.play()
+
+    def show_plan(self) -> None:
+        """Stop replaying and show the whole plan."""
+        self.pause()
+        self._go(None)
+
+    def set_speed(self, steps_per_second: float) -> None:
+        """Change the pace; takes effect at once while playing."""
+        if steps_per_second <= 0:
+            raise ValueError("speed must be positive")
+        self.speed = steps_per_second
+        if self._timer.isActive():
+            self._timer.setInterval(self._interval())
+
+    def _interval(self) -> int:
+        return max(1, round(1000 / self.speed))
+
+    def _tick(self) -> None:
+        self.step_forward()
+        if self.current_step == len(self.plan.steps) - 1:
+            self.pause()
+
+    def _go(self, index: int | None) -> None:
+        if index != self.current_step:
+            self.current_step = index
+            self.sigStepChanged.emit(index)

@@ -1,0 +1,205 @@
+"""Thousands of labelled rectangles drawn by one graphics item, so big graphs stay fast."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
+
+LABEL_MIN_WIDTH = 28.0    # pixels a box needs before it shows its name
+LABEL_MIN_HEIGHT = 11.0
+EDGE_COLOR = QColor(255, 255, 255, 160)
+
+
+class RectLayer(pg.GraphicsObject):
+    """Filled rectangles in data coordinates, each with a name, fill, opacity and optional outline.
+
+    Painting maps every rectangle to device pixels once and draws it there, so boxes narrower than a
+    pixel still show and labels stay crisp at any zoom. `on_hover(name|None)` and
+    `on_click(name|None, modifiers)` report the rectangle under the pointer.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.names: list[str] = []
+        self._index: dict[str, int] = {}
+        self._geometry = np.zeros((4, 0))
+        self._fills: list[QColor] = []
+        self._alpha = np.zeros(0)
+        self._shown = np.zeros(0, dtype=bool)
+        self._outlines: dict[int, tuple[QColor, float]] = {}
+        self._bands: list[tuple[float, float, QColor, str]] = []
+        self._bounds = QRectF()
+        self.on_hover: Callable[[str | None], None] | None = None
+        self.on_click: Callable[[str | None, object], None] | None = None
+        self.setAcceptHoverEvents(True)
+
+    # --- content -------------------------------------------------------------------------
+
+    def set_rects(self, names, x, width, y, height, fills) -> None:
+        """Replace every rectangle; all shown, opaque and without outline."""
+        self.names = list(names)
+        self._index = {n: i for i, n in enumerate(self.names)}
+        self._fills = list(fills)
+        self._alpha = np.full(len(self.names), 255.0)
+        self._shown = np.ones(len(self.names), dtype=bool)
+        self._outlines = {}
+        self.set_geometry(x, width, y, height)
+
+    def set_geometry(self, x, width, y, height) -> None:
+        """Move and resize the rectangles (arrays in the order of `names`)."""
+        self.prepareGeometryChange()
+        self._geometry = np.array([x, width, y, height], dtype=float).reshape(4, len(self.names))
+        self._update_bounds()
+        self.update()
+
+    def set_emphasis(self, shown=None, alpha=None, outlines=None) -> None:
+        """Which rectangles show, their opacity (0-255) and outlines {name: (colour, pixels)}."""
+        if shown is not None:
+            self._shown = np.asarray(shown, dtype=bool)
+        if alpha is not None:
+            self._alpha = np.asarray(alpha, dtype=float)
+        if outlines is not None:
+            self._outlines = {self._index[n]: style for n, style in outlines.items()
+                              if n in self._index}
+        self.update()
+
+    def set_bands(self, bands) -> None:
+        """Vertical bands (x0, x1, colour, label) drawn behind the rectangles across their height."""
+        self._bands = list(bands)
+        self.update()
+
+    def geometry(self) -> dict[str, tuple[float, float, float, float]]:
+        """Each rectangle's (x, width, y, height) as drawn now, by name."""
+        return {n: tuple(self._geometry[:, i]) for i, n in enumerate(self.names)}
+
+    def rect_of(self, name: str) -> QRectF:
+        """The data rectangle of `name`."""
+        x, w, y, h = self._geometry[:, self._index[name]]
+        return QRectF(x, y, w, h)
+
+    def name_at(self, x: float, y: float) -> str | None:
+        """The shown rectangle containing data point (x, y), the top-drawn one if several."""
+        if not self.names:
+            return None
+        gx, gw, gy, gh = self._geometry
+        hit = self._shown & (gx <= x) & (x < gx + gw) & (gy <= y) & (y < gy + gh)
+        found = np.flatnonzero(hit)
+        return self.names[found[-1]] if found.size else None
+
+    def _update_bounds(self) -> None:
+        if not self.names:
+            self._bounds = QRectF()
+        else:
+            gx, gw, gy, gh = self._geometry
+            left, top = gx.min(), gy.min()
+            self._bounds = QRectF(left, top, (gx + gw).max() - left, (gy + gh).max() - top)
+        self.informViewBoundsChanged()
+
+    # --- QGraphicsItem -------------------------------------------------------------------
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(self._bounds)
+
+    def paint(self, painter, option, widget=None):
+        if not self.names:
+            return
+        t = painter.transform()
+        gx, gw, gy, gh = self._geometry
+        xa, xb = gx * t.m11() + t.dx(), (gx + gw) * t.m11() + t.dx()
+        ya, yb = gy * t.m22() + t.dy(), (gy + gh) * t.m22() + t.dy()
+        left, right = np.minimum(xa, xb), np.maximum(xa, xb)
+        top, bottom = np.minimum(ya, yb), np.maximum(ya, yb)
+        # Sub-pixel boxes still get one pixel so that no buffer vanishes when zoomed out.
+        right = np.maximum(right, left + 1.0)
+        device = painter.device()
+        ratio = device.devicePixelRatioF() or 1.0
+        vis_w, vis_h = device.width() / ratio, device.height() / ratio
+        visible = self._shown & (right >= 0) & (left <= vis_w) & (bottom >= 0) & (top <= vis_h)
+        painter.save()
+        painter.resetTransform()
+        self._paint_bands(painter, t, top[self._shown], bottom[self._shown])
+        painter.setPen(Qt.PenStyle.NoPen)
+        indices = np.flatnonzero(visible)
+        boxes = [QRectF(left[i], top[i], right[i] - left[i], bottom[i] - top[i]) for i in indices]
+        for i, box in zip(indices, boxes):
+            color = QColor(self._fills[i])
+            color.setAlpha(int(self._alpha[i]))
+            painter.fillRect(box, color)
+        self._paint_edges(painter, indices, boxes)
+        self._paint_outlines(painter, left, top, right, bottom)
+        self._paint_labels(painter, indices, boxes)
+        painter.restore()
+
+    def _paint_bands(self, painter, t, tops, bottoms) -> None:
+        if not self._bands or tops.size == 0:
+            return
+        y0, y1 = tops.min() - 4, bottoms.max() + 4
+        for x0, x1, color, label in self._bands:
+            a, b = sorted((x0 * t.m11() + t.dx(), x1 * t.m11() + t.dx()))
+            band = QRectF(a, y0, max(b - a, 2.0), y1 - y0)
+            painter.fillRect(band, QBrush(color, Qt.BrushStyle.BDiagPattern))
+            painter.fillRect(band, QColor(color.red(), color.green(), color.blue(), 30))
+            if label and band.width() > 40:
+                painter.setPen(color.darker(130))
+                painter.drawText(band.adjusted(2, 2, -2, -2),
+                                 Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, label)
+
+    def _paint_edges(self, painter, indices, boxes) -> None:
+        """A thin light edge between neighbouring boxes of similar colour, where there is room."""
+        pen = QPen(EDGE_COLOR, 1)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for i, box in zip(indices, boxes):
+            if box.width() >= 4 and box.height() >= 4 and self._alpha[i] > 200:
+                painter.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5))
+
+    def _paint_outlines(self, painter, left, top, right, bottom) -> None:
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for i, (color, width) in self._outlines.items():
+            if not self._shown[i]:
+                continue
+            pen = QPen(color, width)
+            pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+            painter.setPen(pen)
+            half = width / 2
+            painter.drawRect(QRectF(left[i] + half, top[i] + half,
+                                    max(right[i] - left[i] - width, 1.0),
+                                    max(bottom[i] - top[i] - width, 1.0)))
+
+    def _paint_labels(self, painter, indices, boxes) -> None:
+        metrics = QFontMetricsF(painter.font())
+        if metrics.height() > 0:
+            room = [(i, b) for i, b in zip(indices, boxes)
+                    if b.width() >= LABEL_MIN_WIDTH and b.height() >= LABEL_MIN_HEIGHT]
+            for i, box in room:
+                fill = self._fills[i]
+                dark = self._alpha[i] > 140 and fill.lightnessF() < 0.55
+                painter.setPen(QColor("white") if dark else QColor(20, 20, 20))
+                text = metrics.elidedText(self.names[i], Qt.TextElideMode.ElideRight,
+                                          box.width() - 4)
+                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+
+    # --- pointer (pyqtgraph delivers these in item = data coordinates) --------------------
+
+    def hoverEvent(self, event):
+        if self.on_hover is None:
+            return
+        if event.isExit():
+            self.on_hover(None)
+            return
+        pos = event.pos()
+        self.on_hover(self.name_at(pos.x(), pos.y()))
+
+    def mouseClickEvent(self, event):
+        if self.on_click is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        pos: QPointF = event.pos()
+        name = self.name_at(pos.x(), pos.y())
+        if name is not None:
+            event.accept()
+        self.on_click(name, event.modifiers())

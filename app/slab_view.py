@@ -1,0 +1,354 @@
+"""The slab bar: every buffer a box at its byte offset, reuse stacked in lanes, and the animated
+replay of first fit (which request is placed, what it must avoid, which gaps it skips, where it lands)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QStyle, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from .buffer_details import describe_buffer, describe_buffer_line
+from .buffer_emphasis import buffers_by_node, pointer_emphasis
+from .byte_axis import ByteAxis, format_bytes
+from .kind_legend import KindLegend
+from .palette import CONFLICT_OUTLINE, HOVERED, buffer_color
+from .placement_replay import SPEEDS, PlacementReplay
+from .rect_layer import RectLayer
+from .slab_lanes import slab_lanes
+from .view_keys import zoom_pan_key
+
+LANE_FILL = 0.86            # share of a lane's height a box covers
+TWEEN_MS = 220              # old layout to new layout after a re-plan
+FRAME_MS = 16
+PLACED_ALPHA = 150          # already-placed buffers the current request may overlap
+LANDING = QColor("#111111")
+LABEL_HEADROOM = 0.35        # of a lane, above the top one
+HOVER_HINT = "Point at a box for its bytes, offset, uses and conflicts; click to select."
+
+
+class LayoutTween(QObject):
+    """Moves the boxes from one layout to another over `TWEEN_MS` on a timer (never blocks)."""
+
+    def __init__(self, layer: RectLayer, parent: QObject | None = None):
+        super().__init__(parent)
+        self.layer = layer
+        self._timer = QTimer(self)
+        self._timer.setInterval(FRAME_MS)
+        self._timer.timeout.connect(self._frame)
+        self._start = self._end = None
+        self._began = 0.0
+
+    @property
+    def running(self) -> bool:
+        """Whether boxes are still moving."""
+        return self._timer.isActive()
+
+    def run(self, start: np.ndarray, end: np.ndarray) -> None:
+        """Animate geometry (4 x n: x, width, y, height) from `start` to `end`."""
+        self._start, self._end = start, end
+        self._began = time.perf_counter()
+        self.layer.set_geometry(*start)
+        self._timer.start()
+
+    def finish(self) -> None:
+        """Jump to the end layout now."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self.layer.set_geometry(*self._end)
+
+    def _frame(self) -> None:
+        t = min(1.0, (time.perf_counter() - self._began) * 1000 / TWEEN_MS)
+        eased = 1 - (1 - t) ** 3
+        self.layer.set_geometry(*(self._start + (self._end - self._start) * eased))
+        if t >= 1.0:
+            self._timer.stop()
+
+
+class SlabView(QWidget):
+    """The slab as a horizontal byte axis with one box per buffer, coloured by kind.
+
+    Listens to the session: re-plans animate from the old layout to the new; hovering a box calls
+    `session.hover_buffer`; the hovered node's buffers, the hovered buffer and the selection are
+    outlined. `animation` (a `PlacementReplay`) steps through the plan's placement trace.
+    Keys: + and - zoom, arrows pan, 0 fits, Space plays or pauses, [ and ] step.
+    """
+
+    def __init__(self, session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.animation = PlacementReplay(self)
+        self._graph = None
+        self._order: list[str] = []
+        self._position: dict[str, int] = {}
+        self._node_roles: dict = {}
+        self._target = np.zeros((4, 0))
+
+        self.summary = QLabel()
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.legend = KindLegend()
+        self.narration_label = QLabel()
+        bold = QFont(self.narration_label.font())
+        bold.setBold(True)
+        self.narration_label.setFont(bold)
+        self.details = QLabel()
+        self.details.setWordWrap(True)
+        self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)
+        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.details.setText(HOVER_HINT)
+
+        self.plot_widget = pg.PlotWidget(background="w",
+                                         axisItems={"bottom": ByteAxis("bottom")})
+        self.plot_widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.plot_widget.installEventFilter(self)
+        plot = self.plot_widget.getPlotItem()
+        plot.hideAxis("left")
+        plot.setLabel("bottom", "offset in the slab")
+        plot.setMouseEnabled(x=True, y=False)
+        plot.hideButtons()
+        self.view_box = plot.getViewBox()
+        self.layer = RectLayer()
+        self.layer.on_hover = session.hover_buffer
+        self.layer.on_click = self._clicked
+        plot.addItem(self.layer)
+        self.slab_end = pg.InfiniteLine(angle=90, movable=False,
+                                        pen=pg.mkPen("#444444", width=1, style=Qt.PenStyle.DashLine),
+                                        label="slab end", labelOpts={"position": 0.96,
+                                                                     "color": "#444444"})
+        plot.addItem(self.slab_end, ignoreBounds=True)
+        # Names the request being placed even when its box is a sliver at this zoom.
+        self.landing_label = pg.TextItem(color="#111111", anchor=(0.5, 1.0))
+        self.landing_label.setZValue(10)
+        plot.addItem(self.landing_label, ignoreBounds=True)
+        self.landing_label.hide()
+        self.tween = LayoutTween(self.layer, self)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.legend)
+        layout.addLayout(top)
+        layout.addLayout(self._build_controls())
+        layout.addWidget(self.narration_label)
+        layout.addWidget(self.plot_widget, 1)
+        layout.addWidget(self.details)
+
+        session.sigGraphChanged.connect(self._graph_changed)
+        session.sigPlanChanged.connect(self._plan_changed)
+        session.sigHoverBuffer.connect(self._pointer_changed)
+        session.sigHoverNode.connect(self._pointer_changed)
+        session.sigSelectionChanged.connect(self._pointer_changed)
+        self.animation.sigStepChanged.connect(self._step_changed)
+        self.animation.sigPlayingChanged.connect(self._playing_changed)
+        self._graph_changed()
+        self._plan_changed(None, session.plan)
+
+    # --- construction --------------------------------------------------------------------
+
+    def _build_controls(self) -> QHBoxLayout:
+        style = self.style()
+        row = QHBoxLayout()
+
+        def button(icon, text, tip, slot):
+            b = QToolButton()
+            b.setIcon(style.standardIcon(icon))
+            b.setText(text)
+            b.setToolTip(tip)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            b.clicked.connect(slot)
+            row.addWidget(b)
+            return b
+
+        SP = QStyle.StandardPixmap
+        self.back_button = button(SP.SP_MediaSeekBackward, "Back", "previous request  [",
+                                  self.animation.step_back)
+        self.play_button = button(SP.SP_MediaPlay, "Play", "replay first fit  Space",
+                                  self.animation.toggle)
+        self.forward_button = button(SP.SP_MediaSeekForward, "Step", "next request  ]",
+                                     self.animation.step_forward)
+        self.plan_button = button(SP.SP_MediaStop, "Whole plan", "leave the replay",
+                                  self.animation.show_plan)
+        self.speed = QComboBox()
+        for speed in SPEEDS:
+            self.speed.addItem(f"{speed:g} steps/s", speed)
+        self.speed.setCurrentIndex(SPEEDS.index(self.animation.speed))
+        self.speed.currentIndexChanged.connect(
+            lambda i: self.animation.set_speed(self.speed.itemData(i)))
+        row.addWidget(self.speed)
+        row.addStretch(1)
+        return row
+
+    # --- session -------------------------------------------------------------------------
+
+    def _graph_changed(self) -> None:
+        graph = self.session.graph
+        self._node_roles = buffers_by_node(graph) if graph is not None else {}
+        self.legend.set_kinds(b.kind for b in graph.buffers) if graph is not None else None
+
+    def _plan_changed(self, old, new) -> None:
+        same_graph = self.session.graph is self._graph
+        before = self.layer.geometry() if same_graph else {}
+        self._graph = self.session.graph
+        self.tween.finish()
+        self._layout_plan(new)
+        self.animation.set_plan(new)
+        if before and old is not None and new is not None:
+            # New buffers grow from zero width where they land; known ones slide from where they were.
+            start = self._target.copy()
+            for i, name in enumerate(self._order):
+                if name in before:
+                    start[:, i] = before[name]
+                else:
+                    start[1, i] = 0.0
+            self.tween.run(start, self._target)
+        else:
+            self.view_box.enableAutoRange(x=True)
+        self._refresh_emphasis()
+
+    def _layout_plan(self, plan) -> None:
+        graph = self.session.graph
+        if plan is None or graph is None:
+            self._order, self._position, self._target = [], {}, np.zeros((4, 0))
+            self.layer.set_rects([], [], [], [], [], [])
+            self.slab_end.hide()
+            self.summary.setText(self._error_text())
+            return
+        placements = plan.placements
+        self._order = [p.name for p in placements]
+        self._position = {n: i for i, n in enumerate(self._order)}
+        lanes = np.array(slab_lanes(placements), dtype=float)
+        self._target = np.array([[p.offset for p in placements],
+                                 [p.reserved for p in placements],
+                                 lanes + (1 - LANE_FILL) / 2,
+                                 np.full(len(placements), LANE_FILL)], dtype=float)
+        index = graph.buffer_index
+        fills = [buffer_color(graph.buffers[index[n]].kind, index[n]) for n in self._order]
+        self.layer.set_rects(self._order, *self._target, fills)
+        lane_count = int(lanes.max()) + 1 if lanes.size else 1
+        # Headroom above the top lane for the name of the request being placed.
+        self.view_box.setYRange(0, lane_count + LABEL_HEADROOM * max(1, lane_count / 4), padding=0)
+        self.slab_end.setValue(plan.slab_bytes)
+        self.slab_end.label.setFormat(f"slab end {format_bytes(plan.slab_bytes)}")
+        self.slab_end.show()
+        self.slab_end.label.valueChanged()  # the label only refreshes while visible
+        saved = plan.saved_bytes
+        share = saved / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
+        self.summary.setText(
+            f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) &nbsp; "
+            f"<b>without reuse</b> {plan.no_reuse_bytes:,} B &nbsp; "
+            f"<b>saved</b> {saved:,} B ({share:.1%}) &nbsp; "
+            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements)} buffers, "
+            f"{lane_count} lanes")
+
+    def _error_text(self) -> str:
+        if self.session.plan_error:
+            return f"<span style='color:#B00020'>no plan: {self.session.plan_error}</span>"
+        return "no graph open"
+
+    # --- emphasis ------------------------------------------------------------------------
+
+    def _pointer_changed(self, *_) -> None:
+        self._refresh_emphasis()
+        name = self.session.hovered_buffer
+        if name is not None and name in self._position:
+            self.details.setText(describe_buffer_line(self.session, name))
+            self.plot_widget.setToolTip(describe_buffer(self.session, name))
+        elif name is None:
+            self.plot_widget.setToolTip("")
+
+    def _step_changed(self, _index) -> None:
+        self._refresh_emphasis()
+
+    def _playing_changed(self, playing: bool) -> None:
+        SP = QStyle.StandardPixmap
+        self.play_button.setIcon(self.style().standardIcon(SP.SP_MediaPause if playing
+                                                           else SP.SP_MediaPlay))
+        self.play_button.setText("Pause" if playing else "Play")
+
+    def _refresh_emphasis(self) -> None:
+        """Outline and dim boxes for the replay step on show, else for what the session points at."""
+        if not self._order:
+            self.narration_label.setText("")
+            self.layer.set_bands([])
+            self.landing_label.hide()
+            return
+        step = self.animation.step
+        if step is None:
+            alpha, outlines = pointer_emphasis(self.session, self._order, self._node_roles)
+            self.layer.set_emphasis(shown=np.ones(len(self._order), dtype=bool), alpha=alpha,
+                                    outlines=outlines)
+            self.layer.set_bands([])
+            self.narration_label.setText("")
+            self.landing_label.hide()
+            return
+        shown = np.arange(len(self._order)) <= step.request
+        alpha = np.full(len(self._order), float(PLACED_ALPHA))
+        outlines = {name: (CONFLICT_OUTLINE, 2.5) for name in step.conflicts}
+        for name in step.conflicts:
+            alpha[self._position[name]] = 255.0
+        alpha[step.request] = 255.0
+        outlines[step.name] = (LANDING, 3.0)
+        hovered = self.session.hovered_buffer
+        if hovered is not None and hovered in self._position and hovered not in outlines:
+            outlines[hovered] = (HOVERED, 3.0)
+        self.layer.set_emphasis(shown=shown, alpha=alpha, outlines=outlines)
+        self.layer.set_bands([(lo, hi, CONFLICT_OUTLINE, "gap too small")
+                              for lo, hi in step.skipped_gaps])
+        self.narration_label.setText(self.animation.narration)
+        box = self.layer.rect_of(step.name)
+        self.landing_label.setText(f"▼ {step.name}")
+        self.landing_label.setPos(box.center().x(), box.bottom())
+        self.landing_label.show()
+
+    def highlighted_conflicts(self) -> tuple[str, ...]:
+        """The buffers outlined as conflicts of the request on show (empty outside the replay)."""
+        return self.animation.highlighted_conflicts()
+
+    # --- pointer and keys ----------------------------------------------------------------
+
+    def hover_at(self, offset: float, lane: float) -> str | None:
+        """Hover the point (byte `offset`, `lane`) as the pointer would; returns the buffer there."""
+        name = self.layer.name_at(offset, lane)
+        self.session.hover_buffer(name)
+        return name
+
+    def _clicked(self, name: str | None, modifiers) -> None:
+        if name is None:
+            self.session.select_buffers(())
+        elif modifiers & Qt.KeyboardModifier.ControlModifier:
+            chosen = [n for n in self.session.selection if n != name]
+            if name not in self.session.selection:
+                chosen.append(name)
+            self.session.select_buffers(chosen)
+        else:
+            self.session.select_buffers((name,))
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.plot_widget and event.type() == QEvent.Type.KeyPress:
+            return self.handle_key(event.key())
+        return super().eventFilter(watched, event)
+
+    def handle_key(self, key) -> bool:
+        """Zoom, pan or drive the replay with `key`; returns whether the key meant something."""
+        if key == Qt.Key.Key_Space:
+            self.animation.toggle()
+        elif key in (Qt.Key.Key_BracketRight, Qt.Key.Key_Period):
+            self.animation.step_forward()
+        elif key in (Qt.Key.Key_BracketLeft, Qt.Key.Key_Comma):
+            self.animation.step_back()
+        elif key == Qt.Key.Key_Escape:
+            self.animation.show_plan()
+        else:
+            return zoom_pan_key(self.view_box, key)
+        return True
+
+    def hideEvent(self, event) -> None:
+        self.animation.pause()
+        self.tween.finish()
+        super().hideEvent(event)
