@@ -1,0 +1,244 @@
+"""The lifetime map: each buffer a box over its lifetime (DAG layer or schedule step) and its bytes,
+with the peak of the plan and the planner's lower bound drawn across it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+import planner
+
+from .buffer_details import describe_buffer, describe_buffer_line
+from .buffer_emphasis import buffers_by_node, pointer_emphasis
+from .byte_axis import ByteAxis, StepAxis, format_bytes
+from .kind_legend import KindLegend
+from .palette import ANCESTOR, buffer_color
+from .rect_layer import RectLayer
+from .view_keys import zoom_pan_key
+
+STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
+PEAK_COLOR = QColor("#B00020")
+BOUND_COLOR = QColor("#1B7F3B")
+HOVER_HINT = "Point at a box for its bytes, offset, uses and conflicts; click to select."
+
+
+def dag_layers(graph) -> list[int]:
+    """Per node index, its longest-path layer: 0 for sources, else one past its deepest predecessor."""
+    layer = [0] * len(graph.nodes)
+    for v in graph.reachability.topo:
+        for s in graph.successors[v]:
+            layer[s] = max(layer[s], layer[v] + 1)
+    return layer
+
+
+def buffer_lifetimes(graph, conflicts: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """First and last step of every buffer (by buffer index) and what a step is.
+
+    Serial model: positions in the planner's schedule. Otherwise: DAG layers of the uses.
+    """
+    model = planner.conflict_model(graph, conflicts)
+    if hasattr(model, "first") and hasattr(model, "last"):
+        return np.asarray(model.first), np.asarray(model.last), "schedule step"
+    layer = np.array(dag_layers(graph), dtype=np.int64)
+    first = np.array([layer[list(u)].min() for u in graph.use_indices], dtype=np.int64)
+    last = np.array([layer[list(u)].max() for u in graph.use_indices], dtype=np.int64)
+    return first, last, "DAG layer"
+
+
+class LifetimeView(QWidget):
+    """Offset up, lifetime across: a box per buffer from its first to its last use, at its bytes.
+
+    The dashed red line is the plan's peak (its slab size) and the green one the least slab any plan
+    can have (`planner.lower_bound`, when the planner provides it). Hover and selection behave as in
+    the slab bar. Keys: + and - zoom, arrows pan, 0 fits.
+    """
+
+    def __init__(self, session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self._names: list[str] = []
+        self._node_roles: dict = {}
+        self._node_layer: dict[str, int] = {}
+        self._bound_cache: dict = {}
+        self.lower_bound = None
+
+        self.summary = QLabel()
+        self.legend = KindLegend()
+        self.details = QLabel(HOVER_HINT)
+        self.details.setWordWrap(True)
+        self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)
+        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+
+        self.plot_widget = pg.PlotWidget(background="w", axisItems={"left": ByteAxis("left"),
+                                                                    "bottom": StepAxis("bottom")})
+        self.plot_widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.plot_widget.installEventFilter(self)
+        plot = self.plot_widget.getPlotItem()
+        plot.setLabel("left", "offset")
+        # Room for the widest tick ('1,000 KiB') beside the axis title, so neither is clipped.
+        plot.getAxis("left").setWidth(self.fontMetrics().horizontalAdvance("1,000.0 KiB") + 28)
+        plot.hideButtons()
+        self.view_box = plot.getViewBox()
+        self.layer = RectLayer()
+        self.layer.on_hover = session.hover_buffer
+        self.layer.on_click = self._clicked
+        plot.addItem(self.layer)
+        self.peak_line = self._line(PEAK_COLOR, 0.02)
+        self.lower_bound_line = self._line(BOUND_COLOR, 0.98)
+        self.peak_marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(PEAK_COLOR),
+                                              pen=pg.mkPen(None))
+        plot.addItem(self.peak_marker, ignoreBounds=True)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.legend)
+        layout.addLayout(top)
+        layout.addWidget(self.plot_widget, 1)
+        layout.addWidget(self.details)
+
+        session.sigGraphChanged.connect(self._graph_changed)
+        session.sigSettingsChanged.connect(self._redraw)
+        session.sigPlanChanged.connect(self._redraw)
+        session.sigHoverBuffer.connect(self._pointer_changed)
+        session.sigHoverNode.connect(self._pointer_changed)
+        session.sigSelectionChanged.connect(self._pointer_changed)
+        self._graph_changed()
+
+    def _line(self, color: QColor, label_position: float) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(angle=0, movable=False,
+                               pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine),
+                               label="", labelOpts={"position": label_position, "color": color,
+                                                    "anchors": [(0, 1), (1, 1)]})
+        self.plot_widget.getPlotItem().addItem(line, ignoreBounds=True)
+        line.hide()
+        return line
+
+    # --- session -------------------------------------------------------------------------
+
+    def _graph_changed(self) -> None:
+        graph = self.session.graph
+        self._bound_cache = {}
+        self._node_roles = buffers_by_node(graph) if graph is not None else {}
+        if graph is not None:
+            self.legend.set_kinds(b.kind for b in graph.buffers)
+        self._redraw()
+        self.view_box.enableAutoRange()
+
+    def _redraw(self, *_) -> None:
+        graph, plan = self.session.graph, self.session.plan
+        if graph is None or plan is None:
+            self._names = []
+            self.layer.set_rects([], [], [], [], [], [])
+            for item in (self.peak_line, self.lower_bound_line, self.peak_marker):
+                item.hide()
+            self.summary.setText(f"<span style='color:#B00020'>no plan: {self.session.plan_error}"
+                                 "</span>" if self.session.plan_error else "no graph open")
+            return
+        first, last, step_name = buffer_lifetimes(graph, self.session.conflicts)
+        self._node_layer = self._node_steps(graph, step_name)
+        index = graph.buffer_index
+        self._names = [p.name for p in plan.placements]
+        rows = np.array([index[n] for n in self._names], dtype=np.int64)
+        x = first[rows] + STEP_MARGIN
+        width = last[rows] - first[rows] + 1 - 2 * STEP_MARGIN
+        y = np.array([p.offset for p in plan.placements], dtype=float)
+        height = np.array([p.reserved for p in plan.placements], dtype=float)
+        fills = [buffer_color(graph.buffers[i].kind, int(i)) for i in rows]
+        self.layer.set_rects(self._names, x, width, y, height, fills)
+        self.plot_widget.getPlotItem().setLabel("bottom", step_name)
+        self._mark_peak(plan, x, width, y + height)
+        self._mark_lower_bound(graph, plan)
+        self._pointer_changed()
+
+    def _node_steps(self, graph, step_name: str) -> dict[str, int]:
+        model = planner.conflict_model(graph, self.session.conflicts)
+        if step_name == "schedule step":
+            return {graph.nodes[v].name: s for s, v in enumerate(model.schedule)}
+        return {node.name: layer for node, layer in zip(graph.nodes, dag_layers(graph))}
+
+    def _mark_peak(self, plan, x, width, tops) -> None:
+        """The peak is the slab size; a marker sits over each buffer that reaches it."""
+        self.peak_line.setValue(plan.slab_bytes)
+        reaching = np.flatnonzero(tops >= plan.slab_bytes)
+        names = ", ".join(self._names[i] for i in reaching[:3])
+        more = f" and {reaching.size - 3} more" if reaching.size > 3 else ""
+        self.peak_line.label.setFormat(
+            f"peak {format_bytes(plan.slab_bytes)} ({plan.slab_bytes:,} B): {names}{more}")
+        self.peak_line.show()
+        self.peak_line.label.valueChanged()  # the label only refreshes while visible
+        self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
+                                 y=np.full(reaching.size, float(plan.slab_bytes)))
+        self.peak_marker.show()
+
+    def _mark_lower_bound(self, graph, plan) -> None:
+        self.lower_bound = self._lower_bound(graph)
+        peak = f"slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})"
+        if self.lower_bound is None:
+            self.lower_bound_line.hide()
+            self.summary.setText(f"<b>peak</b> {peak}")
+            return
+        bound = self.lower_bound.bytes
+        self.lower_bound_line.setValue(bound)
+        self.lower_bound_line.label.setFormat(f"lower bound {format_bytes(bound)} ({bound:,} B)")
+        self.lower_bound_line.show()
+        self.lower_bound_line.label.valueChanged()
+        over = (plan.slab_bytes - bound) / bound if bound else 0.0
+        self.summary.setText(f"<b>peak</b> {peak} &nbsp; <b>lower bound</b> {bound:,} B "
+                             f"&nbsp; the plan is {over:.1%} above the bound")
+
+    def _lower_bound(self, graph):
+        """The planner's lower bound under the session's conflict model (cached), or None."""
+        if not hasattr(planner, "lower_bound"):
+            return None
+        key = self.session.conflicts
+        if key not in self._bound_cache:
+            try:
+                self._bound_cache[key] = planner.lower_bound(graph, conflicts=key)
+            except planner.PlanError:
+                self._bound_cache[key] = None
+        return self._bound_cache[key]
+
+    # --- emphasis and pointer ------------------------------------------------------------
+
+    def _pointer_changed(self, *_) -> None:
+        if not self._names:
+            return
+        alpha, outlines = pointer_emphasis(self.session, self._names, self._node_roles)
+        self.layer.set_emphasis(alpha=alpha, outlines=outlines)
+        node = self.session.hovered_node
+        step = self._node_layer.get(node) if node is not None else None
+        self.layer.set_bands([] if step is None else [(step, step + 1, ANCESTOR, node)])
+        name = self.session.hovered_buffer
+        if name is not None and name in self.layer.names:
+            self.details.setText(describe_buffer_line(self.session, name))
+            self.plot_widget.setToolTip(describe_buffer(self.session, name))
+        elif name is None:
+            self.plot_widget.setToolTip("")
+
+    def hover_at(self, step: float, offset: float) -> str | None:
+        """Hover the point (`step`, byte `offset`) as the pointer would; returns the buffer there."""
+        name = self.layer.name_at(step, offset)
+        self.session.hover_buffer(name)
+        return name
+
+    def _clicked(self, name: str | None, modifiers) -> None:
+        if name is None:
+            self.session.select_buffers(())
+        elif modifiers & Qt.KeyboardModifier.ControlModifier:
+            chosen = [n for n in self.session.selection if n != name]
+            if name not in self.session.selection:
+                chosen.append(name)
+            self.session.select_buffers(chosen)
+        else:
+            self.session.select_buffers((name,))
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.plot_widget and event.type() == QEvent.Type.KeyPress:
+            return zoom_pan_key(self.view_box, event.key(), zoom_x=True, zoom_y=True)
+        return super().eventFilter(watched, event)
