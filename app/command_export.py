@@ -1,0 +1,62 @@
+"""`slabscope export FILE --png OUT`: draw a view of a plan to PNG, no display needed."""
+
+from __future__ import annotations
+
+import argparse
+
+import planner
+
+from .command_plan import split_order
+from .export import VIEWS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `slabscope export`."""
+    parser.add_argument("file", help="graph file (.json)")
+    parser.add_argument("--png", required=True, metavar="OUT", help="PNG file to write")
+    parser.add_argument("--view", choices=VIEWS, default="slab",
+                        help="what to draw: slab bar, lifetime map, DAG, timeline or the whole "
+                             "window (default: slab)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="pixels per logical pixel, e.g. 2 for HiDPI (default: 1)")
+    parser.add_argument("--order", help="request order: buffer names separated by commas, "
+                                        "placed first; the rest follow in the file's order")
+    parser.add_argument("--algorithm", default="first-fit", help="placing algorithm")
+    parser.add_argument("--conflicts", default="dag", help="conflict model: dag or serial")
+    parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
+    parser.add_argument("--width", type=int, help="view width in logical pixels")
+    parser.add_argument("--height", type=int, help="view height in logical pixels")
+
+
+def run(args) -> int:
+    """Plan the file, draw the chosen view offscreen and write the PNG; errors raise PlanError."""
+    graph = planner.load(args.file)
+    order = split_order(args.order)
+    # Plan once up front so a bad order, algorithm or capacity fails with the planner's own error.
+    planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
+                 conflicts=args.conflicts)
+    if args.scale <= 0:
+        raise planner.PlanError(f"--scale must be positive, got {args.scale:g}")
+    for name in ("width", "height"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            raise planner.PlanError(f"--{name} must be positive, got {value}")
+
+    from pathlib import Path
+
+    from PySide6.QtCore import QSize
+
+    from .export import DEFAULT_SIZES, ensure_application, export_view
+    from .session import Session
+
+    app = ensure_application()
+    session = Session()
+    session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
+                      conflicts=args.conflicts, capacity=args.capacity)
+    default = DEFAULT_SIZES[args.view]
+    size = QSize(args.width or default.width(), args.height or default.height())
+    path = export_view(session, args.view, args.png, args.scale, size)
+    app.processEvents()
+    print(f"wrote {path} ({round(size.width() * args.scale)} x "
+          f"{round(size.height() * args.scale)} pixels, {args.view} view)")
+    return 0
