@@ -7,6 +7,7 @@ to and from the host, synchronisation, kernel clocks and the allocation guard di
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from dataclasses import dataclass
 
@@ -222,10 +223,22 @@ class CupyBackend:
         return self._cupy.cuda.runtime.memGetInfo()[0]
 
 
+@functools.cache
 def _host_name() -> str:
+    """The CPU's model name from /proc/cpuinfo (no subprocess), with its core count."""
+    import os
     import platform
 
-    return platform.processor() or platform.machine() or "CPU host"
+    model = platform.machine() or "CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
 
 
 def _cupy_with_device():

@@ -19,7 +19,7 @@ import numpy as np
 from planner import Graph, Node, Plan, PlanError
 
 from .backends import COMPUTE_DTYPES
-from .ops import OpSpec, op_spec
+from .ops import OPS, OpSpec, op_spec
 
 # Scratch pieces carved from a workspace start on this boundary (a cache line, and any dtype's).
 SCRATCH_ALIGNMENT = 64
@@ -38,6 +38,11 @@ def _scratch_layout(spec: OpSpec, in_shapes, dtype: str) -> tuple[list, int]:
         pieces.append((at, tuple(shape)))
         at += _aligned(math.prod(shape) * itemsize)
     return pieces, at
+
+
+def scratch_bytes(op: str, in_shapes, dtype: str) -> int:
+    """Workspace bytes a node of `op` needs for its scratch, given its input shapes and dtype."""
+    return _scratch_layout(OPS[op], in_shapes, dtype)[1]
 
 
 def check_executable(graph: Graph) -> None:

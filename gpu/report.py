@@ -151,3 +151,19 @@ class RunReport:
                     one_time_seconds=self.one_time_seconds,
                     amortised_seconds=self.amortised_seconds)
         return data
+
+
+def seconds_text(seconds: float) -> str:
+    """A duration with a unit that keeps three significant digits: 412 µs, 3.10 ms, 1.20 s."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+def rate_text(per_second: float, unit: str) -> str:
+    """A rate with an SI prefix: 64.3 MFLOP/s, 4.52 GB/s."""
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if per_second >= scale:
+            return f"{per_second / scale:.3g} {prefix}{unit}/s"
+    return f"{per_second:.3g} {unit}/s"

@@ -1,0 +1,117 @@
+"""`slabscope run FILE`: execute a plan in one slab, print phases, kernels and verification."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import planner
+
+from .command_plan import split_order
+
+# Exit code when the run completes but its outputs differ from the per-buffer reference.
+EXIT_MISMATCH = 1
+EXIT_RUN_FAILED = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `slabscope run`."""
+    from gpu import BACKEND_NAMES, LAYOUTS
+
+    parser.add_argument("file", help="executable graph file (.json with ops and shapes)")
+    parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
+                        help="cupy needs a CUDA device; auto falls back to numpy and says why")
+    parser.add_argument("--repeats", type=int, default=10, help="timed executes (default 10)")
+    parser.add_argument("--algorithm", default="first-fit", choices=sorted(planner.ALGORITHMS))
+    parser.add_argument("--conflicts", default="dag", choices=sorted(planner.CONFLICT_MODELS))
+    parser.add_argument("--order", help="request order: buffer names separated by commas")
+    parser.add_argument("--execute-order", help="run the nodes in this legal order (names "
+                                                "separated by commas; unlisted nodes fill in)")
+    parser.add_argument("--layout", choices=LAYOUTS, default="slab",
+                        help="per-buffer: every buffer its own allocation (the baseline)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args) -> int:
+    """Run the graph and print the report; 0 verified, 1 outputs differ, 2 cannot run."""
+    import gpu
+
+    try:
+        report = gpu.run(args.file, backend=args.backend, repeats=args.repeats,
+                         algorithm=args.algorithm, conflicts=args.conflicts,
+                         request_order=split_order(args.order),
+                         execute_order_names=split_order(args.execute_order), layout=args.layout)
+    except planner.PlanError:
+        raise
+    except (gpu.SlabAllocationError, MemoryError, RuntimeError) as exc:
+        # CuPy's driver and allocation failures arrive as RuntimeError / MemoryError subclasses
+        print(f"slabscope: run failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+              file=sys.stderr)
+        return EXIT_RUN_FAILED
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(format_report(report))
+    verified = report.verification is None or report.verification.ok
+    return 0 if verified else EXIT_MISMATCH
+
+
+def _table(rows, right: set[int]) -> list[str]:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return ["  ".join(cell.rjust(w) if c in right else cell.ljust(w)
+                      for c, (cell, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+
+
+def format_report(report) -> str:
+    """The report as text: header, phase table, kernel table, memory, replay, verification."""
+    from gpu.report import rate_text, seconds_text
+
+    lines = [f"{report.graph} on {report.backend} ({report.device})"]
+    if report.backend_note:
+        lines.append(f"  {report.backend_note}")
+    lines.append(f"layout {report.layout}; plan {report.algorithm}, {report.conflicts} conflicts; "
+                 f"slab {report.slab_bytes:,} bytes (without reuse {report.no_reuse_bytes:,})")
+    lines.append("execute order: " + ", ".join(report.execute_order))
+    lines.append("")
+    rows = [("phase", "time", "share", "what")]
+    for p in report.phases:
+        rows.append((p.name, seconds_text(p.seconds), f"{p.share:.1%}", p.detail))
+    rows.append(("phases", seconds_text(report.phases_seconds), "", ""))
+    rows.append(("wall clock", seconds_text(report.wall_seconds),
+                 f"{report.phases_seconds / report.wall_seconds:.1%}", "covered by the phases"))
+    lines += _table(rows, {1, 2})
+    lines.append(f"one execute {seconds_text(report.execute_seconds)}; one-time phases "
+                 f"{seconds_text(report.one_time_seconds)} = "
+                 f"{seconds_text(report.amortised_seconds)} per execute over {report.repeats}")
+    lines.append("")
+    rows = [("kernel", "op", "mean", "FLOP", "FLOP/s", "bytes/s", "of peak")]
+    for k in report.kernels:
+        shares = [f"{s:.1%} {what}" for s, what in ((k.flops_share_of_peak, "FLOP"),
+                                                     (k.bytes_share_of_peak, "bw")) if s is not None]
+        rows.append((k.node, k.op, seconds_text(k.seconds), f"{k.flops:,}",
+                     rate_text(k.flops_per_s, "FLOP") if k.flops else "-",
+                     rate_text(k.bytes_per_s, "B"), ", ".join(shares) or "-"))
+    lines += _table(rows, {2, 3, 4, 5})
+    if report.peak_flops or report.peak_bytes_per_s:
+        peak = ", ".join(t for t in (
+            report.peak_flops and rate_text(report.peak_flops, "FLOP"),
+            report.peak_bytes_per_s and rate_text(report.peak_bytes_per_s, "B")) if t)
+        lines.append(f"peak {peak} ({report.peak_precision}; {report.peak_source})")
+    else:
+        lines.append(f"peak unknown: {report.peak_source}")
+    lines.append(f"kernel times: {report.kernel_clock}")
+    lines.append("")
+    used = f"{report.peak_used_bytes:,}" if report.peak_used_bytes is not None else "not measured"
+    lines.append(f"memory: {report.allocated_bytes:,} bytes allocated for buffers; peak used "
+                 f"{used} ({report.peak_used_source})")
+    replay = report.replay
+    if replay.available:
+        lines.append(f"graph replay: {seconds_text(replay.replay_seconds)} per execute against "
+                     f"{seconds_text(replay.eager_seconds)} eager; {replay.reason}")
+    else:
+        lines.append(f"graph replay: {replay.reason}")
+    v = report.verification
+    if v is not None:
+        lines.append(("verified: " if v.ok else "NOT VERIFIED: ") + v.summary())
+    return "\n".join(lines)
