@@ -6,12 +6,16 @@ undo stack) and redraw on its signals. Nothing here draws, so it is testable wit
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 import planner
+
+SESSION_FORMAT = "slabscope-session"
+SESSION_VERSION = 1
 
 
 class _SetSetting(QUndoCommand):
@@ -51,7 +55,8 @@ class Session(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
-        self.undo_stack.cleanChanged.connect(lambda clean: self.sigDirtyChanged.emit(not clean))
+        # A bound slot (not a lambda) so the connection dies with the session, before its stack.
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.graph: planner.Graph | None = None
         self.path: Path | None = None
         self.order: tuple[str, ...] = ()
@@ -64,6 +69,9 @@ class Session(QObject):
         self.hovered_node: str | None = None
         self.hovered_buffer: str | None = None
         self.selection: tuple[str, ...] = ()
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.sigDirtyChanged.emit(not clean)
 
     # --- loading -------------------------------------------------------------------------
 
@@ -94,6 +102,40 @@ class Session(QObject):
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)
         self._replan()
+
+    # --- session files (graph path, order, algorithm, conflicts, capacity) -----------------
+
+    def save_session(self, path) -> None:
+        """Write the session as JSON to `path` and mark the undo stack clean.
+
+        The graph is stored as a path relative to the session file when it lies beside or below it.
+        """
+        if self.graph is None or self.path is None:
+            raise planner.PlanError("nothing to save: open a graph file first")
+        path = Path(path)
+        graph_path = self.path.resolve()
+        try:
+            stored = graph_path.relative_to(path.resolve().parent).as_posix()
+        except ValueError:
+            stored = str(graph_path)
+        data = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "graph": stored,
+                "order": list(self.order), "algorithm": self.algorithm,
+                "conflicts": self.conflicts, "capacity": self.capacity}
+        try:
+            path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise planner.PlanError(f"cannot write session {path}: {exc.strerror or exc}") from None
+        self.undo_stack.setClean()
+
+    def open_session(self, path) -> bool:
+        """Load a session file; on failure emit `sigError` and keep the current graph."""
+        try:
+            graph, graph_path, settings = read_session(path)
+        except planner.PlanError as exc:
+            self.sigError.emit(str(exc))
+            return False
+        self.set_graph(graph, graph_path, **settings)
+        return True
 
     # --- undoable edits ------------------------------------------------------------------
 
@@ -175,3 +217,36 @@ class Session(QObject):
         """Store the latest run report from `gpu` (None clears it)."""
         self.last_run = report
         self.sigRunChanged.emit(report)
+
+
+def read_session(path) -> tuple[planner.Graph, Path, dict]:
+    """Parse and check a session file: the graph it names, that graph's path, and the settings
+    (`order`, `algorithm`, `conflicts`, `capacity`) ready for `Session.set_graph`."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise planner.PlanError(f"cannot read session {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise planner.PlanError(f"session {path.name} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
+        raise planner.PlanError(f"{path.name} is not a Slabscope session file")
+    if not isinstance(data.get("graph"), str):
+        raise planner.PlanError(f"session {path.name}: 'graph' must be a file path")
+    graph_path = (path.parent / data["graph"]).resolve()
+    graph = planner.load(graph_path)
+    algorithm = data.get("algorithm", "first-fit")
+    conflicts = data.get("conflicts", "dag")
+    capacity = data.get("capacity")
+    order = data.get("order")
+    if algorithm not in planner.ALGORITHMS:
+        raise planner.PlanError(f"session {path.name}: unknown algorithm {algorithm!r}")
+    if conflicts not in planner.CONFLICT_MODELS:
+        raise planner.PlanError(f"session {path.name}: unknown conflict model {conflicts!r}")
+    if capacity is not None and (type(capacity) is not int or capacity < 0):
+        raise planner.PlanError(f"session {path.name}: capacity must be a non-negative integer")
+    if order is not None and not (isinstance(order, list) and all(isinstance(n, str) for n in order)):
+        raise planner.PlanError(f"session {path.name}: 'order' must be a list of buffer names")
+    graph.request_order(order)  # raises a PlanError naming an unknown or repeated buffer
+    return graph, graph_path, {"order": order, "algorithm": algorithm, "conflicts": conflicts,
+                               "capacity": capacity}
