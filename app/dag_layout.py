@@ -1,0 +1,146 @@
+"""Where to draw each node of a DAG: a layered (Sugiyama-style) drawing, no Qt involved.
+
+Layers come from the longest path from a source, edges spanning several layers get one
+waypoint per layer they cross, crossings are reduced by barycenter sweeps, and x positions
+pull each node towards its neighbours while keeping the order and a minimum gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LAYER_GAP = 70.0      # vertical distance between layer centres
+NODE_GAP = 24.0       # horizontal gap between neighbours in a layer
+WAYPOINT_WIDTH = 8.0  # the width a long edge takes up where it crosses a layer
+SWEEPS = 4            # down-and-up barycenter passes (enough to settle on graphs we show)
+
+
+@dataclass(frozen=True)
+class DagLayout:
+    """Node centres and edge polylines in scene units (y grows downwards, one row per layer)."""
+
+    layer: tuple[int, ...]
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    edge_points: tuple[tuple[tuple[float, float], ...], ...]
+    width: float
+    height: float
+
+
+def layered_layout(successors, topo, widths) -> DagLayout:
+    """Lay out nodes `0..n-1` with direct `successors`, a topological order `topo` and box `widths`.
+
+    `edge_points[k]` is the polyline of the k-th edge in `(src, dst)` order of `successors`,
+    from the bottom of the source to the top of the destination.
+    """
+    n = len(successors)
+    layer = [0] * n
+    for v in topo:
+        for s in successors[v]:
+            layer[s] = max(layer[s], layer[v] + 1)
+    # Virtual vertices: real nodes first, then one waypoint per crossed layer of each long edge.
+    vlayer = list(layer)
+    vwidth = list(widths)
+    up: list[list[int]] = [[] for _ in range(n)]
+    down: list[list[int]] = [[] for _ in range(n)]
+    chains: list[list[int]] = []
+    for v in range(n):
+        for s in successors[v]:
+            chain = [v]
+            for k in range(layer[v] + 1, layer[s]):
+                vlayer.append(k)
+                vwidth.append(WAYPOINT_WIDTH)
+                up.append([])
+                down.append([])
+                chain.append(len(vlayer) - 1)
+            chain.append(s)
+            for a, b in zip(chain, chain[1:]):
+                down[a].append(b)
+                up[b].append(a)
+            chains.append(chain)
+    rows = _initial_rows(topo, layer, chains, len(vlayer), vlayer)
+    _reduce_crossings(rows, up, down)
+    xs = _assign_x(rows, up, down, vwidth)
+    ys = [k * LAYER_GAP for k in vlayer]
+    edge_points = tuple(tuple((xs[v], ys[v]) for v in chain) for chain in chains)
+    left = min((xs[v] - vwidth[v] / 2 for v in range(len(xs))), default=0.0)
+    right = max((xs[v] + vwidth[v] / 2 for v in range(len(xs))), default=0.0)
+    return DagLayout(tuple(layer), tuple(xs[:n]), tuple(ys[:n]), edge_points,
+                     right - left, (max(layer, default=0)) * LAYER_GAP)
+
+
+def _initial_rows(topo, layer, chains, count, vlayer) -> list[list[int]]:
+    """Each layer's vertices in first-seen order along the topological order (a good start)."""
+    rows: list[list[int]] = [[] for _ in range(max(vlayer, default=-1) + 1)]
+    placed = [False] * count
+    by_source: dict[int, list[list[int]]] = {}
+    for chain in chains:
+        by_source.setdefault(chain[0], []).append(chain)
+    for v in topo:
+        if not placed[v]:
+            placed[v] = True
+            rows[layer[v]].append(v)
+        for chain in by_source.get(v, ()):
+            for w in chain[1:-1]:
+                placed[w] = True
+                rows[vlayer[w]].append(w)
+    return rows
+
+
+def _reduce_crossings(rows, up, down) -> None:
+    """Barycenter heuristic: sort each layer by the mean position of its neighbours, both ways."""
+    position = [0.0] * len(up)
+    for row in rows:
+        for i, v in enumerate(row):
+            position[v] = i
+    for _ in range(SWEEPS):
+        for sweep, neighbours in ((range(1, len(rows)), up), (range(len(rows) - 2, -1, -1), down)):
+            for k in sweep:
+                row = rows[k]
+                keys = {}
+                for i, v in enumerate(row):
+                    ns = neighbours[v]
+                    # A vertex without neighbours on that side keeps its place.
+                    keys[v] = sum(position[u] for u in ns) / len(ns) if ns else i
+                row.sort(key=keys.__getitem__)
+                for i, v in enumerate(row):
+                    position[v] = i
+
+
+def _assign_x(rows, up, down, widths) -> list[float]:
+    """Centres per vertex: packed rows, then a few passes pulling each towards its neighbours."""
+    xs = [0.0] * len(widths)
+    for row in rows:
+        total = sum(widths[v] for v in row) + NODE_GAP * (len(row) - 1)
+        left = -total / 2
+        for v in row:
+            xs[v] = left + widths[v] / 2
+            left += widths[v] + NODE_GAP
+    for _ in range(SWEEPS):
+        for sweep, neighbours in ((range(1, len(rows)), up), (range(len(rows) - 2, -1, -1), down)):
+            for k in sweep:
+                row = rows[k]
+                wanted = [sum(xs[u] for u in neighbours[v]) / len(neighbours[v])
+                          if neighbours[v] else xs[v] for v in row]
+                _place_row(row, wanted, widths, xs)
+    return xs
+
+
+def _place_row(row, wanted, widths, xs) -> None:
+    """Move a row's vertices to `wanted` x as far as order and gaps allow.
+
+    A left-to-right pass and a right-to-left pass each give a feasible placement; their mean is
+    feasible too (the gap constraints are linear) and is not biased to either side.
+    """
+    m = len(row)
+    rightward = [0.0] * m
+    leftward = [0.0] * m
+    for i, v in enumerate(row):
+        rightward[i] = wanted[i] if i == 0 else max(
+            wanted[i], rightward[i - 1] + (widths[row[i - 1]] + widths[v]) / 2 + NODE_GAP)
+    for i in range(m - 1, -1, -1):
+        v = row[i]
+        leftward[i] = wanted[i] if i == m - 1 else min(
+            wanted[i], leftward[i + 1] - (widths[row[i + 1]] + widths[v]) / 2 - NODE_GAP)
+    for i, v in enumerate(row):
+        xs[v] = (rightward[i] + leftward[i]) / 2

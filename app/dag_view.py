@@ -1,0 +1,322 @@
+"""The DAG panel: a layered drawing of the graph's nodes, with hover highlights.
+
+Hovering a node colours its ancestors and descendants, dims the rest and tells the session, so
+the other panels highlight the buffers that node uses; hovering or selecting a buffer elsewhere
+colours that buffer's uses here.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
+
+from app import palette
+from app.dag_layout import layered_layout
+
+NODE_HEIGHT = 34.0
+NODE_PADDING = 12.0
+MIN_NODE_WIDTH = 60.0
+MAX_LABEL_CHARS = 28          # longer names are elided in the box (the tooltip has them whole)
+TEXT_MIN_SCALE = 0.35         # below this zoom, labels are unreadable anyway: skip drawing them
+ZOOM_STEP = 1.25
+MIN_FIT_SCALE = 0.7           # large graphs open at a readable scale instead of shrinking to a smudge
+
+NODE_FILL = QColor("#ECEFF4")
+NODE_BORDER = QColor("#4C566A")
+EDGE_COLOR = QColor("#8F99AA")
+TEXT_COLOR = QColor("#1D2330")
+BACKGROUND = QColor("#FFFFFF")
+
+
+class NodeItem(QGraphicsItem):
+    """One node's box and label; its colour comes from the view's current highlight."""
+
+    def __init__(self, view: "DagView", index: int, name: str, op: str | None, width: float):
+        super().__init__()
+        self.view, self.index, self.name, self.op = view, index, name, op
+        self.rect = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
+        self.label = name if len(name) <= MAX_LABEL_CHARS else name[:MAX_LABEL_CHARS - 1] + "…"
+        self.setAcceptHoverEvents(True)
+        self.setZValue(1)
+
+    def boundingRect(self) -> QRectF:
+        return self.rect.adjusted(-2, -2, 2, 2)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        fill, border, text = self.view.node_colours(self.index)
+        painter.setPen(QPen(border, 1.5))
+        painter.setBrush(fill)
+        painter.drawRoundedRect(self.rect, 6, 6)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) >= TEXT_MIN_SCALE:
+            painter.setPen(text)
+            painter.setFont(self.view.label_font)
+            painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.label)
+
+    def hoverEnterEvent(self, event) -> None:
+        self.view.session.hover_node(self.name)
+
+    def hoverLeaveEvent(self, event) -> None:
+        if self.view.session.hovered_node == self.name:
+            self.view.session.hover_node(None)
+
+
+class DagView(QGraphicsView):
+    """The session's graph as layered boxes and arrows; wheel or +/- zooms, drag or arrows pan,
+    0 fits the graph in view."""
+
+    def __init__(self, session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.label_font = QFont()
+        self.label_font.setPointSizeF(9)
+        self.setScene(QGraphicsScene(self))
+        self.setBackgroundBrush(BACKGROUND)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setToolTip("")
+        self._items: list[NodeItem] = []
+        self._edge_paths: list[tuple[int, int, QPainterPath]] = []
+        self._node_buffers: list[tuple[str, ...]] = []
+        self._ancestors: set[int] = set()
+        self._descendants: set[int] = set()
+        self._uses: set[int] = set()
+        self._hovered: int | None = None
+        self._base_edges = self._overlay(EDGE_COLOR, 0)
+        self._ancestor_edges = self._overlay(palette.ANCESTOR, 2)
+        self._descendant_edges = self._overlay(palette.DESCENDANT, 2)
+        session.sigGraphChanged.connect(self.rebuild)
+        session.sigHoverNode.connect(self._refresh_highlight)
+        session.sigHoverBuffer.connect(self._refresh_highlight)
+        session.sigSelectionChanged.connect(self._refresh_highlight)
+        if session.graph is not None:
+            self.rebuild()
+
+    # --- queries for tests and other code --------------------------------------------------
+
+    def highlighted_ancestors(self) -> set[str]:
+        """Names of the nodes drawn as ancestors of the hovered node."""
+        return {self._items[i].name for i in self._ancestors}
+
+    def highlighted_descendants(self) -> set[str]:
+        """Names of the nodes drawn as descendants of the hovered node."""
+        return {self._items[i].name for i in self._descendants}
+
+    def highlighted_uses(self) -> set[str]:
+        """Names of the nodes drawn as uses of the hovered or selected buffer."""
+        return {self._items[i].name for i in self._uses}
+
+    def simulate_hover(self, name: str | None) -> None:
+        """Do what moving the pointer onto node `name` (None: off every node) does."""
+        self.session.hover_node(name)
+
+    def node_position(self, name: str) -> QPointF:
+        """The scene position of node `name`'s centre."""
+        return self._items[self.session.graph.node_index[name]].pos()
+
+    # --- building ------------------------------------------------------------------------
+
+    def rebuild(self) -> None:
+        """Lay out the session's graph from scratch and fit it in view."""
+        scene = self.scene()
+        for item in self._items:
+            scene.removeItem(item)
+        self._items, self._edge_paths = [], []
+        self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
+        graph = self.session.graph
+        if graph is None:
+            return
+        metrics = QFontMetricsF(self.label_font)
+        labels = [n.name if len(n.name) <= MAX_LABEL_CHARS else n.name[:MAX_LABEL_CHARS - 1] + "…"
+                  for n in graph.nodes]
+        widths = [max(MIN_NODE_WIDTH, metrics.horizontalAdvance(t) + 2 * NODE_PADDING) for t in labels]
+        layout = layered_layout(graph.successors, graph.reachability.topo, widths)
+        uses_by_node: list[list[str]] = [[] for _ in graph.nodes]
+        for buf, uses in zip(graph.buffers, graph.use_indices):
+            for u in uses:
+                uses_by_node[u].append(buf.name)
+        self._node_buffers = [tuple(b) for b in uses_by_node]
+        for i, node in enumerate(graph.nodes):
+            item = NodeItem(self, i, node.name, node.op, widths[i])
+            item.setPos(layout.x[i], layout.y[i])
+            item.setToolTip(self._tooltip(i))
+            scene.addItem(item)
+            self._items.append(item)
+        edges = [(v, s) for v in range(len(graph.nodes)) for s in graph.successors[v]]
+        everything = QPainterPath()
+        for (src, dst), points in zip(edges, layout.edge_points):
+            path = _edge_path(points)
+            self._edge_paths.append((src, dst, path))
+            everything.addPath(path)
+        self._base_edges.setPath(everything)
+        self._ancestor_edges.setPath(QPainterPath())
+        self._descendant_edges.setPath(QPainterPath())
+        self._set_base_edge_alpha(255)
+        bounds = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
+        scene.setSceneRect(bounds)
+        self.fit()
+        self._refresh_highlight()
+
+    def _overlay(self, colour: QColor, z: float) -> QGraphicsPathItem:
+        item = QGraphicsPathItem()
+        pen = QPen(colour, 1.2 if z == 0 else 2.2)
+        pen.setCosmetic(True)  # stays one line wide however far the user zooms out
+        item.setPen(pen)
+        item.setZValue(z - 1)
+        self.scene().addItem(item)
+        return item
+
+    def _tooltip(self, index: int) -> str:
+        node = self.session.graph.nodes[index]
+        buffers = self._node_buffers[index]
+        shown = ", ".join(buffers[:12]) + (f" and {len(buffers) - 12} more" if len(buffers) > 12 else "")
+        op = f" ({node.op})" if node.op else ""
+        return f"{node.name}{op}\nuses: {shown or 'no buffers'}"
+
+    # --- highlight -----------------------------------------------------------------------
+
+    def node_colours(self, index: int) -> tuple[QColor, QColor, QColor]:
+        """Fill, border and text colour of node `index` under the current highlight."""
+        if index == self._hovered:
+            return palette.HOVERED, NODE_BORDER, TEXT_COLOR
+        if index in self._ancestors:
+            return _tint(palette.ANCESTOR), palette.ANCESTOR, TEXT_COLOR
+        if index in self._descendants:
+            return _tint(palette.DESCENDANT), palette.DESCENDANT, TEXT_COLOR
+        if index in self._uses:
+            return palette.HOVERED, NODE_BORDER, TEXT_COLOR
+        if self._hovered is not None or self._uses:
+            return _dim(NODE_FILL), _dim(NODE_BORDER), _dim(TEXT_COLOR)
+        return NODE_FILL, NODE_BORDER, TEXT_COLOR
+
+    def _refresh_highlight(self, *_):
+        """Recompute what is highlighted from the session: a hovered node wins over buffers."""
+        graph = self.session.graph
+        self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
+        if graph is None or not self._items:
+            return
+        node = self.session.hovered_node
+        if node is not None and node in graph.node_index:
+            i = graph.node_index[node]
+            self._hovered = i
+            self._ancestors = _bit_indices(graph.reachability.before[i])
+            self._descendants = _bit_indices(graph.reachability.after[i])
+        else:
+            names = ([self.session.hovered_buffer] if self.session.hovered_buffer
+                     else list(self.session.selection))
+            for name in names:
+                if name in graph.buffer_index:
+                    self._uses.update(graph.use_indices[graph.buffer_index[name]])
+        self._draw_highlight_edges()
+        self.scene().update()
+
+    def _draw_highlight_edges(self) -> None:
+        if self._hovered is None:
+            self._ancestor_edges.setPath(QPainterPath())
+            self._descendant_edges.setPath(QPainterPath())
+            self._set_base_edge_alpha(255 if not self._uses else palette.DIMMED_ALPHA * 2)
+            return
+        up = self._ancestors | {self._hovered}
+        down = self._descendants | {self._hovered}
+        ancestor_path, descendant_path = QPainterPath(), QPainterPath()
+        for src, dst, path in self._edge_paths:
+            if src in up and dst in up:
+                ancestor_path.addPath(path)
+            elif src in down and dst in down:
+                descendant_path.addPath(path)
+        self._ancestor_edges.setPath(ancestor_path)
+        self._descendant_edges.setPath(descendant_path)
+        self._set_base_edge_alpha(palette.DIMMED_ALPHA * 2)
+
+    def _set_base_edge_alpha(self, alpha: int) -> None:
+        pen = self._base_edges.pen()
+        colour = QColor(EDGE_COLOR)
+        colour.setAlpha(alpha)
+        pen.setColor(colour)
+        self._base_edges.setPen(pen)
+
+    # --- navigation ----------------------------------------------------------------------
+
+    def fit(self) -> None:
+        """Show the whole graph, or its top at a readable scale when it is too big to fit."""
+        rect = self.sceneRect()
+        if rect.isEmpty():
+            return
+        self.resetTransform()
+        view = self.viewport().rect()
+        scale = min(view.width() / rect.width(), view.height() / rect.height(), 1.0)
+        if scale >= MIN_FIT_SCALE:
+            self.scale(scale, scale)
+            self.centerOn(rect.center())
+        else:
+            # Too big to read whole: open on the sources at a scale where boxes stay visible.
+            self.scale(MIN_FIT_SCALE, MIN_FIT_SCALE)
+            self.centerOn(rect.center().x(), rect.top() + view.height() / (2 * MIN_FIT_SCALE))
+
+    def zoom(self, factor: float) -> None:
+        """Zoom by `factor` around the view's centre (or the pointer, for the wheel)."""
+        self.scale(factor, factor)
+
+    def wheelEvent(self, event) -> None:
+        steps = event.angleDelta().y() / 120
+        if steps:
+            self.zoom(ZOOM_STEP ** steps)
+
+    def keyPressEvent(self, event) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom(ZOOM_STEP)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom(1 / ZOOM_STEP)
+        elif key == Qt.Key.Key_0:
+            self.fit()
+        else:
+            super().keyPressEvent(event)  # arrows and page keys scroll
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if not self.isVisible() or event.oldSize().width() <= 0:
+            self.fit()
+
+    def leaveEvent(self, event) -> None:
+        if self.session.hovered_node is not None:
+            self.session.hover_node(None)
+        super().leaveEvent(event)
+
+
+def _edge_path(points) -> QPainterPath:
+    """A polyline from the bottom of the source box to the top of the destination, with a head."""
+    (x0, y0), (x1, y1) = points[0], points[-1]
+    path = QPainterPath(QPointF(x0, y0 + NODE_HEIGHT / 2))
+    for x, y in points[1:-1]:
+        path.lineTo(x, y)
+    end = QPointF(x1, y1 - NODE_HEIGHT / 2)
+    path.lineTo(end)
+    path.moveTo(end.x() - 4, end.y() - 7)
+    path.lineTo(end)
+    path.lineTo(end.x() + 4, end.y() - 7)
+    return path
+
+
+def _bit_indices(bits: int) -> set[int]:
+    """The positions of the set bits of `bits`."""
+    out = set()
+    while bits:
+        low = bits & -bits
+        out.add(low.bit_length() - 1)
+        bits ^= low
+    return out
+
+
+def _tint(colour: QColor) -> QColor:
+    """A light fill of `colour` that keeps black text readable."""
+    return QColor.fromRgbF(*(0.72 + 0.28 * c for c in colour.getRgbF()[:3]))
+
+
+def _dim(colour: QColor) -> QColor:
+    faded = QColor(colour)
+    faded.setAlpha(palette.DIMMED_ALPHA)
+    return faded
