@@ -1,0 +1,241 @@
+"""The request list: one row per buffer in request order; drag a row to change the order.
+
+The model is a thin Qt adapter over `session.order` (as napari's list models are over their
+evented lists): a move, through `moveRows` or a drop, becomes one undoable `session.set_order`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QAbstractListModel, QMimeData, QModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItemDelegate,
+                               QToolBar, QVBoxLayout, QWidget)
+
+from app import palette
+
+MIME_TYPE = "application/x-slabscope-request-names"
+SIZE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def format_bytes(count: int) -> str:
+    """`count` bytes in the largest binary unit that keeps at least one whole unit (e.g. 64 KiB)."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{count:,} B" if unit == "B" else f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
+        value /= 1024
+    return f"{count:,} B"
+
+
+class RequestListModel(QAbstractListModel):
+    """`session.order` as a list model: display the name, decoration the buffer's colour,
+    `SIZE_ROLE` its size in bytes. Moving rows re-plans through the session (undoable)."""
+
+    def __init__(self, session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self._names: tuple[str, ...] = ()
+        session.sigGraphChanged.connect(self._sync)
+        session.sigSettingsChanged.connect(self._sync)
+        self._sync()
+
+    def _sync(self) -> None:
+        if self.session.order != self._names:
+            self.beginResetModel()
+            self._names = self.session.order
+            self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._names)
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self._names):
+            return None
+        name = self._names[index.row()]
+        graph = self.session.graph
+        i = graph.buffer_index[name]
+        buf = graph.buffers[i]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return name
+        if role == Qt.ItemDataRole.DecorationRole:
+            return palette.buffer_color(buf.kind, i)
+        if role == SIZE_ROLE:
+            return buf.bytes
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"{name} ({buf.kind})\n{buf.bytes:,} bytes, {graph.reserved[i]:,} reserved\n"
+                    f"request {index.row()} of {len(self._names)}; drag to reorder")
+        return None
+
+    def flags(self, index: QModelIndex):
+        base = Qt.ItemFlag.ItemIsDropEnabled  # dropping between rows (on the root) is allowed
+        if index.isValid():
+            return base | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | \
+                Qt.ItemFlag.ItemIsDragEnabled | Qt.ItemFlag.ItemNeverHasChildren
+        return base
+
+    def supportedDropActions(self):
+        return Qt.DropAction.MoveAction
+
+    def supportedDragActions(self):
+        return Qt.DropAction.MoveAction
+
+    def mimeTypes(self) -> list[str]:
+        return [MIME_TYPE]
+
+    def mimeData(self, indexes) -> QMimeData:
+        """The dragged rows' buffer names, in list order."""
+        rows = sorted({i.row() for i in indexes if i.isValid()})
+        data = QMimeData()
+        data.setData(MIME_TYPE, json.dumps([self._names[r] for r in rows]).encode())
+        return data
+
+    def canDropMimeData(self, data, action, row, column, parent) -> bool:
+        return action == Qt.DropAction.MoveAction and data is not None and data.hasFormat(MIME_TYPE)
+
+    def dropMimeData(self, data, action, row, column, parent) -> bool:
+        """Move the named rows so they start before `row` (or onto `parent`'s row; the end if -1)."""
+        if not self.canDropMimeData(data, action, row, column, parent):
+            return False
+        try:
+            names = json.loads(bytes(data.data(MIME_TYPE)).decode())
+        except ValueError:
+            return False
+        if row < 0:
+            row = parent.row() if parent.isValid() else len(self._names)
+        return self.move_names(names, row)
+
+    def moveRows(self, source_parent, source_row, count, destination_parent, destination_row) -> bool:
+        """Move `count` rows from `source_row` to before `destination_row` (Qt's convention)."""
+        if source_parent.isValid() or destination_parent.isValid() or count <= 0:
+            return False
+        return self.move_names(self._names[source_row:source_row + count], destination_row)
+
+    def removeRows(self, row, count, parent=QModelIndex()) -> bool:
+        # A drag-move ends with the view asking to remove the source rows; the move already
+        # happened in the session, so there is nothing to remove.
+        return False
+
+    def move_names(self, names, row: int) -> bool:
+        """Put buffers `names` (in the given order) before list position `row`; re-plans."""
+        names = [n for n in names if n in self._names]
+        if not names:
+            return False
+        moving = set(names)
+        row = max(0, min(row, len(self._names)))
+        before = [n for n in self._names[:row] if n not in moving]
+        after = [n for n in self._names[row:] if n not in moving]
+        order = before + names + after
+        if tuple(order) == self._names:
+            return False
+        self.session.set_order(order)
+        return True
+
+    def names(self) -> tuple[str, ...]:
+        """The buffer names shown, top to bottom."""
+        return self._names
+
+
+class RequestDelegate(QStyledItemDelegate):
+    """A row: colour swatch, name, and the size right-aligned."""
+
+    def paint(self, painter, option, index) -> None:
+        self.initStyleOption(option, index)
+        style = option.widget.style() if option.widget else None
+        colour = index.data(Qt.ItemDataRole.DecorationRole)
+        size = index.data(SIZE_ROLE)
+        option.icon = option.icon.__class__()  # the swatch is drawn below, not as an icon
+        option.features &= ~option.ViewItemFeature.HasDecoration
+        text = option.text
+        option.text = ""
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, option.widget)
+        rect = option.rect.adjusted(6, 3, -8, -3)
+        swatch = QRect(rect.left(), rect.top() + (rect.height() - 12) // 2, 12, 12)
+        painter.save()
+        painter.setPen(colour.darker(140))
+        painter.setBrush(colour)
+        painter.drawRect(swatch)
+        selected = option.state & QStyle.StateFlag.State_Selected
+        role = option.palette.ColorRole.HighlightedText if selected else option.palette.ColorRole.Text
+        painter.setPen(option.palette.color(role))
+        size_text = format_bytes(size)
+        size_width = option.fontMetrics.horizontalAdvance(size_text)
+        text_rect = rect.adjusted(20, 0, -size_width - 10, 0)
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, text_rect.width()))
+        painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, size_text)
+        painter.restore()
+
+    def sizeHint(self, option, index) -> QSize:
+        return QSize(160, option.fontMetrics.height() + 8)
+
+
+class RequestList(QWidget):
+    """The request list panel: toolbar (sort by size, restore file order) over the draggable list.
+
+    Hovering a row announces the buffer to the session; selecting rows selects buffers.
+    """
+
+    def __init__(self, session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.model = RequestListModel(session, self)
+        self.view = QListView(self)
+        self.view.setModel(self.model)
+        self.view.setItemDelegate(RequestDelegate(self.view))
+        self.view.setUniformItemSizes(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        self.view.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.view.setDragEnabled(True)
+        self.view.setAcceptDrops(True)
+        self.view.setDropIndicatorShown(True)
+        self.view.setMouseTracking(True)
+        self.view.entered.connect(lambda index: session.hover_buffer(index.data()))
+        self.view.viewport().installEventFilter(self)
+        self.view.selectionModel().selectionChanged.connect(self._selection_to_session)
+        self.model.modelReset.connect(self._selection_from_session)
+        session.sigSelectionChanged.connect(self._selection_from_session)
+
+        self.sort_action = QAction("Sort by size", self)
+        self.sort_action.setToolTip("Request the largest buffers first (undoable)")
+        self.sort_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        self.sort_action.triggered.connect(session.sort_by_size)
+        self.restore_action = QAction("Restore file order", self)
+        self.restore_action.setToolTip("Put the requests back in the graph file's order (undoable)")
+        self.restore_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        self.restore_action.triggered.connect(session.restore_file_order)
+        toolbar = QToolBar(self)
+        toolbar.addAction(self.sort_action)
+        toolbar.addAction(self.restore_action)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(toolbar)
+        layout.addWidget(self.view)
+        self._syncing = False
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == event.Type.Leave:
+            self.session.hover_buffer(None)
+        return False
+
+    def _selection_to_session(self, *_):
+        if not self._syncing:
+            rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
+            self.session.select_buffers(self.model.names()[r] for r in rows)
+
+    def _selection_from_session(self, *_):
+        """Show the session's selection (after a reorder resets the model, or from elsewhere)."""
+        wanted = set(self.session.selection)
+        selection = self.view.selectionModel()
+        self._syncing = True
+        try:
+            selection.clearSelection()
+            for row, name in enumerate(self.model.names()):
+                if name in wanted:
+                    selection.select(self.model.index(row),
+                                     selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
+        finally:
+            self._syncing = False
