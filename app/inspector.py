@@ -1,0 +1,288 @@
+"""The inspector: the plan's summary, a sortable table of buffers, and a two-buffer comparison.
+
+The comparison says whether two buffers may share bytes and why, in the conflict model's words
+(which one precedes the other, or the pair of uses that cannot reach each other).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFormLayout, QGroupBox, QHBoxLayout,
+                               QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
+
+import planner
+from app.request_list import format_bytes
+
+COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
+COLUMN_WIDTHS = (110, 80, 80, 80, 80, 110, 64, 80)  # pixels; names and lists elide, numbers fit
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+NO_PICK = "—"
+
+
+def _names(names, limit: int = 6) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+class BufferTableModel(QAbstractTableModel):
+    """One row per buffer of the session's graph (file order) with its placement in the plan."""
+
+    def __init__(self, session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self._rows: list[tuple] = []
+        self._counts_graph = None
+        self._conflict_counts: dict[str, list[int]] = {}  # per conflict model, for `_counts_graph`
+        session.sigPlanChanged.connect(self.refresh)
+        self.refresh()
+
+    def conflict_counts(self) -> list[int]:
+        """Per buffer index, how many other buffers it conflicts with (cached per model)."""
+        graph, name = self.session.graph, self.session.conflicts
+        if self._counts_graph is not graph:
+            self._counts_graph, self._conflict_counts = graph, {}
+        if name not in self._conflict_counts:
+            model = planner.conflict_model(graph, name)
+            self._conflict_counts[name] = [model.conflict_mask(b).bit_count()
+                                           for b in range(len(graph.buffers))]
+        return self._conflict_counts[name]
+
+    def refresh(self, *_):
+        """Rebuild the rows from the session's graph and plan."""
+        self.beginResetModel()
+        self._rows = []
+        graph, plan = self.session.graph, self.session.plan
+        if graph is not None:
+            counts = self.conflict_counts()
+            steps = {s.name: s for s in plan.steps} if plan else {}
+            for i, buf in enumerate(graph.buffers):
+                placement = plan.by_name.get(buf.name) if plan else None
+                step = steps.get(buf.name)
+                self._rows.append((
+                    buf.name, buf.kind, buf.bytes, graph.reserved[i],
+                    placement.offset if placement else None, buf.uses, counts[i],
+                    step.reuses if step else ()))
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        value = self._rows[index.row()][index.column()]
+        column = COLUMNS[index.column()]
+        if role == SORT_ROLE:
+            if column in ("uses", "reuses"):
+                return len(value)
+            return -1 if value is None else value
+        if role == Qt.ItemDataRole.DisplayRole:
+            if value is None:
+                return "-"
+            if column in ("bytes", "reserved", "offset"):
+                return f"{value:,}"
+            if column in ("uses", "reuses"):
+                return _names(value, 3) or "-"
+            return str(value)
+        if role == Qt.ItemDataRole.ToolTipRole and column in ("uses", "reuses"):
+            return ", ".join(value) or None
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("bytes", "reserved", "offset",
+                                                                    "conflicts"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def buffer_name(self, row: int) -> str:
+        """The buffer shown in source row `row`."""
+        return self._rows[row][0]
+
+
+class Inspector(QWidget):
+    """Summary (always in view), the buffer table, and "pick two buffers" comparison."""
+
+    def __init__(self, session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self._bounds_graph = None
+        self._lower_bounds: dict[str, int] = {}  # per conflict model, for `_bounds_graph`
+        self.summary = QLabel(self)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setWordWrap(True)
+
+        self.model = BufferTableModel(session, self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.table = QTableView(self)
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # file order until a header is clicked
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for c, width in enumerate(COLUMN_WIDTHS):
+            header.resizeSection(c, width)
+        self.table.setMouseTracking(True)
+        self.table.entered.connect(self._hover_row)
+        self.table.viewport().installEventFilter(self)
+        self.table.selectionModel().selectionChanged.connect(self._table_to_session)
+
+        self.first = QComboBox(self)
+        self.second = QComboBox(self)
+        for combo in (self.first, self.second):
+            combo.setEditable(True)  # type to find a buffer among hundreds
+            combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+            combo.setMinimumContentsLength(8)
+            combo.currentIndexChanged.connect(self._combo_to_session)
+        self.verdict = QLabel(self)
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        compare = QGroupBox("Compare two buffers", self)
+        picks = QHBoxLayout()
+        picks.addWidget(self.first, 1)
+        picks.addWidget(QLabel("and"))
+        picks.addWidget(self.second, 1)
+        compare_layout = QVBoxLayout(compare)
+        compare_layout.addLayout(picks)
+        compare_layout.addWidget(self.verdict)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addWidget(compare)
+        layout.addWidget(self.table, 1)
+        self._syncing = False
+        session.sigGraphChanged.connect(self._fill_combos)
+        session.sigPlanChanged.connect(self._show_summary)
+        session.sigPlanChanged.connect(self._show_verdict)
+        session.sigSelectionChanged.connect(self._selection_from_session)
+        self._fill_combos()
+        self._show_summary()
+
+    # --- summary -------------------------------------------------------------------------
+
+    def lower_bound(self) -> int | None:
+        """The planner's lower bound on the slab for this graph, when the planner offers one."""
+        compute = getattr(planner, "lower_bound", None)
+        graph = self.session.graph
+        if not callable(compute) or graph is None:  # the planner may not offer one yet
+            return None
+        if self._bounds_graph is not graph:
+            self._bounds_graph, self._lower_bounds = graph, {}
+        name = self.session.conflicts
+        if name not in self._lower_bounds:
+            self._lower_bounds[name] = compute(graph, conflicts=name).bytes
+        return self._lower_bounds[name]
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """(label, value) pairs shown in the summary."""
+        graph, plan = self.session.graph, self.session.plan
+        if graph is None:
+            return [("graph", "none open")]
+        rows = [("graph", f"{graph.name}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes")]
+        if plan is None:
+            return rows + [("plan", f"<span style='color:#C0392B'>{self.session.plan_error}</span>")]
+        saved = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
+        rows += [("slab", f"<b>{plan.slab_bytes:,}</b> bytes ({format_bytes(plan.slab_bytes)})"),
+                 ("without reuse", f"{plan.no_reuse_bytes:,} bytes"),
+                 ("saved", f"{plan.saved_bytes:,} bytes ({saved:.1%})"),
+                 ("algorithm", f"{plan.algorithm}, conflicts: {plan.conflict_model}")]
+        bound = self.lower_bound()
+        if bound is not None:
+            gap = (plan.slab_bytes - bound) / bound if bound else 0.0
+            rows += [("lower bound", f"{bound:,} bytes; gap {plan.slab_bytes - bound:,} ({gap:.1%})")]
+        return rows
+
+    def _show_summary(self, *_):
+        cells = "".join(f"<tr><td style='color:#555;padding-right:10px'>{k}</td><td>{v}</td></tr>"
+                        for k, v in self.summary_rows())
+        self.summary.setText(f"<table>{cells}</table>")
+
+    # --- comparison ----------------------------------------------------------------------
+
+    def compare(self, a: str, b: str) -> str:
+        """Whether buffers `a` and `b` may share bytes and why (the conflict model's explanation)."""
+        graph = self.session.graph
+        model = planner.conflict_model(graph, self.session.conflicts)
+        return model.explain(graph.buffer_index[a], graph.buffer_index[b])
+
+    def _fill_combos(self, *_):
+        graph = self.session.graph
+        names = [NO_PICK] + ([b.name for b in graph.buffers] if graph else [])
+        self._syncing = True
+        try:
+            for combo in (self.first, self.second):
+                combo.clear()
+                combo.addItems(names)
+        finally:
+            self._syncing = False
+        self._show_verdict()
+
+    def _picked(self) -> tuple[str, str] | None:
+        a, b = self.first.currentText(), self.second.currentText()
+        graph = self.session.graph
+        if graph is None or a not in graph.buffer_index or b not in graph.buffer_index:
+            return None
+        return a, b
+
+    def _show_verdict(self, *_):
+        pair = self._picked()
+        self.verdict.setText(self.compare(*pair) if pair else
+                             "Pick two buffers (here, or select two rows) to see whether they "
+                             "may share bytes, and why.")
+
+    def _combo_to_session(self, *_):
+        if self._syncing:
+            return
+        self._show_verdict()
+        pair = self._picked()
+        if pair:
+            self.session.select_buffers(pair)
+
+    # --- selection and hover -------------------------------------------------------------
+
+    def _table_to_session(self, *_):
+        if self._syncing:
+            return
+        rows = sorted(self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows())
+        self.session.select_buffers(self.model.buffer_name(r) for r in rows)
+
+    def _selection_from_session(self, names):
+        """Pick the first two selected buffers for the comparison and select their rows."""
+        self._syncing = True
+        try:
+            for combo, name in zip((self.first, self.second), names):
+                combo.setCurrentIndex(combo.findText(name, Qt.MatchFlag.MatchExactly))
+            wanted = set(names)
+            selection = self.table.selectionModel()
+            current = {self.model.buffer_name(self.proxy.mapToSource(i).row())
+                       for i in selection.selectedRows()}
+            if current != wanted:
+                selection.clearSelection()
+                for row in range(self.model.rowCount()):
+                    if self.model.buffer_name(row) in wanted:
+                        selection.select(self.proxy.mapFromSource(self.model.index(row, 0)),
+                                         selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
+        finally:
+            self._syncing = False
+        self._show_verdict()
+
+    def _hover_row(self, index):
+        self.session.hover_buffer(self.model.buffer_name(self.proxy.mapToSource(index).row()))
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == event.Type.Leave:
+            self.session.hover_buffer(None)
+        return False
