@@ -88,13 +88,18 @@ class Session(QObject):
     def set_graph(self, graph: planner.Graph, path: Path | None = None,
                   order=None, algorithm: str | None = None, conflicts: str | None = None,
                   capacity: int | None = None) -> None:
-        """Replace the graph (clears undo history and the last run) and re-plan."""
+        """Replace the graph (clears undo history, the plan and the last run) and re-plan.
+
+        Listeners of `sigGraphChanged` see `plan` None; `sigPlanChanged(None, new)` follows.
+        """
         self.graph, self.path = graph, path
         self.order = tuple(graph.buffers[i].name for i in graph.request_order(order))
         self.algorithm = algorithm or self.algorithm
         self.conflicts = conflicts or self.conflicts
         self.capacity = capacity
         self.last_run = None
+        # The old graph's plan must not reach views that already see the new graph.
+        self.plan, self.plan_error = None, None
         self.hovered_node = self.hovered_buffer = None
         self.selection = ()
         self.undo_stack.clear()
