@@ -15,6 +15,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                         "placed first; the rest follow in the file's order")
     parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.add_argument("--algorithm", choices=list(planner.ALGORITHMS), default="first-fit",
+                        help="placer (default: first-fit, Luminal's)")
+    parser.add_argument("--conflicts", choices=list(planner.CONFLICT_MODELS),
+                        help="conflict model: dag (may run concurrently) or serial (one "
+                             "schedule); default: serial for MiniMalloc chains, dag otherwise")
+    parser.add_argument("--budget", type=float, default=2.0,
+                        help="seconds the search algorithm may spend (default 2)")
     parser.add_argument("--include-weights", action="store_true",
                         help="ONNX only: keep initializers and constants in the slab")
 
@@ -27,20 +34,36 @@ def split_order(text: str | None) -> list[str] | None:
 def run(args) -> int:
     """Plan the file and print it; errors propagate as PlanError for the dispatcher."""
     graph = planner.load(args.file, include_weights=args.include_weights)
-    result = planner.plan(graph, order=split_order(args.order), capacity=args.capacity)
+    conflicts = args.conflicts or planner.default_conflicts(graph)
+    result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
+                          capacity=args.capacity, conflicts=conflicts, budget=args.budget)
+    bound = planner.lower_bound(graph, conflicts)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        data = result.to_dict()
+        data["lower_bound_bytes"] = bound.bytes
+        data["gap"] = gap(result, bound)
+        print(json.dumps(data, indent=2))
     else:
-        print(format_plan(graph, result))
+        print(format_plan(graph, result, bound))
     return 0
 
 
-def format_plan(graph, result) -> str:
-    """The plan as a table (request, bytes, offset, reuses) and a summary."""
+def gap(result, bound) -> float:
+    """How far the slab lies above the lower bound: slab / bound - 1 (0 when both are empty)."""
+    return result.slab_bytes / bound.bytes - 1 if bound.bytes else 0.0
+
+
+def format_plan(graph, result, bound=None) -> str:
+    """The plan as a table (request, bytes, offset, reuses) and a summary.
+
+    Plans without a trace (very large graphs) show "?" for reuses.
+    """
     rows = [("#", "request", "bytes", "offset", "reuses")]
-    for step, placement in zip(result.steps, result.placements):
-        rows.append((str(step.request), placement.name, f"{placement.bytes:,}",
-                     f"{placement.offset:,}", ", ".join(step.reuses) or "-"))
+    steps = result.steps or [None] * len(result.placements)
+    for request, (step, placement) in enumerate(zip(steps, result.placements)):
+        reuses = "?" if step is None else ", ".join(step.reuses) or "-"
+        rows.append((str(request), placement.name, f"{placement.bytes:,}",
+                     f"{placement.offset:,}", reuses))
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
     lines = [f"{graph.name}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes, "
              f"alignment {graph.alignment}, conflicts {result.conflict_model}, "
@@ -53,4 +76,7 @@ def format_plan(graph, result) -> str:
     lines += ["", f"slab bytes     {result.slab_bytes:>15,}",
               f"without reuse  {result.no_reuse_bytes:>15,}",
               f"saved          {saved:>15,}  ({share:.1%})"]
+    if bound is not None:
+        lines += [f"lower bound    {bound.bytes:>15,}  ({bound.conflicts} model)",
+                  f"gap            {gap(result, bound):>15.2%}  (slab / lower bound - 1)"]
     return "\n".join(lines)
