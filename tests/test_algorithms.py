@@ -1,0 +1,179 @@
+"""The placers under both conflict models: every plan verifies, search is never worse than first
+fit, the array kernels agree with the traced placer, and the serial model shows the hazard."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import planner
+from planner import algorithms, packing
+from tests.examples import DIAMOND, RELU_UNFUSED
+from tests.test_lower_bound import small_graphs
+
+
+@st.composite
+def interval_graphs(draw, max_buffers=14):
+    """A chain of steps with buffers live over random [first, last] ranges (a serial trace)."""
+    steps = draw(st.integers(1, 8))
+    names = [f"s{i}" for i in range(steps)]
+    buffers = []
+    for b in range(draw(st.integers(1, max_buffers))):
+        first = draw(st.integers(0, steps - 1))
+        last = draw(st.integers(first, steps - 1))
+        buffers.append({"name": f"b{b}", "bytes": draw(st.integers(1, 64)),
+                        "uses": list(dict.fromkeys([names[first], names[last]]))})
+    return planner.graph_from_dict({"alignment": 1, "nodes": names,
+                                    "edges": [[a, b] for a, b in zip(names, names[1:])],
+                                    "buffers": buffers, "schedule": names})
+
+
+@pytest.mark.parametrize("conflicts", ["dag", "serial"])
+@settings(max_examples=40, deadline=None)
+@given(graph=small_graphs())
+def test_every_algorithm_plan_verifies_and_search_beats_first_fit(graph, conflicts):
+    first_fit = planner.plan(graph, conflicts=conflicts)
+    for algorithm in planner.ALGORITHMS:
+        plan = planner.plan(graph, algorithm, conflicts=conflicts, budget=0.05)
+        assert planner.verify(graph, plan).ok
+        assert plan.conflict_model == conflicts
+        assert len(plan.steps) == len(graph.buffers)
+        if algorithm == "search":
+            assert plan.slab_bytes <= first_fit.slab_bytes
+
+
+@pytest.mark.parametrize("fit", ["first", "best"])
+@settings(max_examples=40, deadline=None)
+@given(graph=interval_graphs(), data=st.data())
+def test_array_kernels_match_the_traced_placer(graph, fit, data):
+    model = planner.conflict_model(graph, "serial")
+    order = data.draw(st.permutations(range(len(graph.buffers))))
+    traced = planner.placement.place(graph, model, tuple(order), fit=fit)
+    order = np.asarray(order, dtype=np.int64)
+    size = np.asarray(graph.reserved, dtype=np.int64)
+    starts, adj = packing._interval_lists(model.first, model.last)
+    for offsets in (packing.listed_offsets(order, size, starts, adj, algorithms.FITS[fit]),
+                    packing.interval_offsets(order, size, model.first, model.last,
+                                             algorithms.FITS[fit])):
+        assert [int(offsets[graph.buffer_index[p.name]]) for p in traced.placements] == \
+            [p.offset for p in traced.placements]
+
+
+def test_untraced_plans_verify_and_respect_capacity(monkeypatch):
+    graph = planner.load(RELU_UNFUSED)
+    monkeypatch.setattr(algorithms, "TRACE_PAIRS_LIMIT", -1)
+    plan = planner.plan(graph, "largest-first", conflicts="serial")
+    assert plan.steps == () and planner.verify(graph, plan).ok
+    with pytest.raises(planner.CapacityError, match="request 1"):
+        planner.plan(graph, "largest-first", conflicts="serial", capacity=1_100_000)
+
+
+def test_first_fit_keeps_the_golden_numbers():
+    graph = planner.load(RELU_UNFUSED)
+    plan = planner.plan(graph)
+    assert plan.slab_bytes == 1_196_288 and plan.algorithm == "first-fit"
+    assert plan.by_name["t1"].offset == 0 and plan.by_name["y"].offset == 16_384
+
+
+def test_largest_first_breaks_ties_by_first_use_then_name():
+    graph = planner.graph_from_dict({
+        "alignment": 1, "nodes": ["a", "b"], "edges": [["a", "b"]],
+        "buffers": [{"name": "z", "bytes": 8, "uses": ["b"]},
+                    {"name": "y", "bytes": 8, "uses": ["a", "b"]},
+                    {"name": "x", "bytes": 8, "uses": ["b"]},
+                    {"name": "big", "bytes": 9, "uses": ["b"]}],
+    })
+    plan = planner.plan(graph, "largest-first")
+    assert plan.order == ("big", "y", "x", "z") and plan.algorithm == "largest-first"
+
+
+def test_best_fit_takes_the_smallest_gap_that_holds_the_request():
+    # Steps s0..s2; a, gap4 and c live at s0 only, so after them a 4-byte hole and an 8-byte
+    # hole sit under the long-lived d; best fit puts e (4 bytes) in the 4-byte hole.
+    graph = planner.graph_from_dict({
+        "alignment": 1, "nodes": ["s0", "s1"], "edges": [["s0", "s1"]],
+        "buffers": [{"name": "hole8", "bytes": 8, "uses": ["s0"]},
+                    {"name": "wall", "bytes": 2, "uses": ["s0", "s1"]},
+                    {"name": "hole4", "bytes": 4, "uses": ["s0"]},
+                    {"name": "top", "bytes": 2, "uses": ["s0", "s1"]},
+                    {"name": "e", "bytes": 4, "uses": ["s1"]}],
+    })
+    first = planner.plan(graph, "first-fit", conflicts="serial")
+    best = planner.plan(graph, "best-fit", conflicts="serial")
+    assert first.by_name["e"].offset == 0
+    assert best.by_name["e"].offset == 10 and best.algorithm == "best-fit"
+
+
+def test_serial_model_lets_the_diamond_branches_share_bytes():
+    graph = planner.load(DIAMOND)
+    dag = planner.plan(graph, conflicts="dag")
+    serial = planner.plan(graph, conflicts="serial")
+    assert dag.by_name["q"].offset == 4096
+    assert serial.by_name["q"].offset == 0  # only safe if b and c never run concurrently
+    assert not planner.verify(graph, serial, planner.conflict_model(graph, "dag")).ok
+    model = planner.conflict_model(graph, "serial")
+    p, q = graph.buffer_index["p"], graph.buffer_index["q"]
+    assert "may share bytes in this schedule" in model.explain(p, q)
+    assert not model.conflicts(p, q)
+
+
+def test_serial_model_falls_back_to_a_topological_order():
+    graph = planner.graph_from_dict({
+        "nodes": ["late", "early"], "edges": [["early", "late"]],
+        "buffers": [{"name": "p", "bytes": 1, "uses": ["early"]},
+                    {"name": "q", "bytes": 1, "uses": ["late"]}],
+    })
+    model = planner.conflict_model(graph, "serial")
+    assert model.precedes(graph.buffer_index["p"], graph.buffer_index["q"])
+
+
+@pytest.mark.parametrize("schedule, message", [
+    (["a", "b", "b", "c", "d"], "lists node 'b' twice"),
+    (["a", "b", "c"], "misses node 'd'"),
+    (["a", "d", "b", "c"], "runs 'd' before 'b'"),
+])
+def test_a_bad_schedule_is_a_plan_error(schedule, message):
+    graph = planner.load(DIAMOND)
+    from dataclasses import replace
+
+    with pytest.raises(planner.PlanError, match=message):
+        planner.plan(replace(graph, schedule=tuple(schedule)), conflicts="serial")
+
+
+def test_search_stops_at_the_lower_bound_and_names_the_winner():
+    # Greedy in request order leaves a hole; the search finds the tight packing (peak 12).
+    graph = planner.graph_from_dict({
+        "alignment": 1, "nodes": ["s0", "s1", "s2"], "edges": [["s0", "s1"], ["s1", "s2"]],
+        "buffers": [{"name": "a", "bytes": 4, "uses": ["s0"]},
+                    {"name": "b", "bytes": 8, "uses": ["s0", "s1"]},
+                    {"name": "c", "bytes": 4, "uses": ["s1", "s2"]},
+                    {"name": "d", "bytes": 8, "uses": ["s2"]}],
+    })
+    plan = planner.plan(graph, "search", conflicts="serial", budget=5)
+    assert plan.slab_bytes == planner.lower_bound(graph, "serial").bytes == 12
+    assert plan.algorithm.startswith("search (")
+
+
+def test_unknown_names_and_negative_budget_are_plan_errors():
+    graph = planner.load(DIAMOND)
+    with pytest.raises(planner.PlanError, match="unknown algorithm"):
+        planner.plan(graph, "worst-fit")
+    with pytest.raises(planner.PlanError, match="unknown conflict model"):
+        planner.lower_bound(graph, "parallel")
+    with pytest.raises(planner.PlanError, match="budget"):
+        planner.plan(graph, "search", budget=-1)
+
+
+def test_cli_reports_bound_gap_model_and_algorithm(capsys):
+    import json
+
+    from app.cli import main
+
+    assert main(["plan", str(DIAMOND), "--algorithm", "search", "--conflicts", "serial",
+                 "--budget", "0.5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["conflicts"] == "serial" and data["algorithm"].startswith("search")
+    assert data["lower_bound_bytes"] == 4096 and data["gap"] == 0.0
+    assert main(["plan", str(DIAMOND), "--algorithm", "best-fit"]) == 0
+    out = capsys.readouterr().out
+    assert "lower bound" in out and "gap" in out
