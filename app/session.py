@@ -69,6 +69,8 @@ class Session(QObject):
         self.hovered_node: str | None = None
         self.hovered_buffer: str | None = None
         self.selection: tuple[str, ...] = ()
+        self._bounds_graph: planner.Graph | None = None
+        self._bounds: dict = {}  # conflict model name -> lower bound, for `_bounds_graph`
 
     def _clean_changed(self, clean: bool) -> None:
         self.sigDirtyChanged.emit(not clean)
@@ -196,6 +198,19 @@ class Session(QObject):
             self.plan, self.plan_error = None, str(exc)
             self.sigError.emit(self.plan_error)
         self.sigPlanChanged.emit(old, self.plan)
+
+    def lower_bound(self):
+        """The planner's lower bound for the graph under the current conflict model, or None
+        when there is no graph or the planner offers none. Computed once per graph and model,
+        here, so that every panel showing it shares one (possibly slow) computation."""
+        compute = getattr(planner, "lower_bound", None)
+        if self.graph is None or not callable(compute):
+            return None
+        if self._bounds_graph is not self.graph:
+            self._bounds_graph, self._bounds = self.graph, {}
+        if self.conflicts not in self._bounds:
+            self._bounds[self.conflicts] = compute(self.graph, conflicts=self.conflicts)
+        return self._bounds[self.conflicts]
 
     # --- transient highlight state (not undoable) ----------------------------------------
 
