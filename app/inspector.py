@@ -14,7 +14,7 @@ import planner
 from app.request_list import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
-COLUMN_WIDTHS = (110, 80, 80, 80, 80, 110, 64, 80)  # pixels; names and lists elide, numbers fit
+COLUMN_WIDTHS = (96, 92, 78, 78, 78, 110, 64, 90)  # pixels; names and lists elide, numbers fit
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 NO_PICK = "—"
 
@@ -110,8 +110,6 @@ class Inspector(QWidget):
     def __init__(self, session, parent=None):
         super().__init__(parent)
         self.session = session
-        self._bounds_graph = None
-        self._lower_bounds: dict[str, int] = {}  # per conflict model, for `_bounds_graph`
         self.summary = QLabel(self)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -173,19 +171,6 @@ class Inspector(QWidget):
 
     # --- summary -------------------------------------------------------------------------
 
-    def lower_bound(self) -> int | None:
-        """The planner's lower bound on the slab for this graph, when the planner offers one."""
-        compute = getattr(planner, "lower_bound", None)
-        graph = self.session.graph
-        if not callable(compute) or graph is None:  # the planner may not offer one yet
-            return None
-        if self._bounds_graph is not graph:
-            self._bounds_graph, self._lower_bounds = graph, {}
-        name = self.session.conflicts
-        if name not in self._lower_bounds:
-            self._lower_bounds[name] = compute(graph, conflicts=name).bytes
-        return self._lower_bounds[name]
-
     def summary_rows(self) -> list[tuple[str, str]]:
         """(label, value) pairs shown in the summary."""
         graph, plan = self.session.graph, self.session.plan
@@ -199,8 +184,9 @@ class Inspector(QWidget):
                  ("without reuse", f"{plan.no_reuse_bytes:,} bytes"),
                  ("saved", f"{plan.saved_bytes:,} bytes ({saved:.1%})"),
                  ("algorithm", f"{plan.algorithm}, conflicts: {plan.conflict_model}")]
-        bound = self.lower_bound()
+        bound = self.session.lower_bound()
         if bound is not None:
+            bound = bound.bytes
             gap = (plan.slab_bytes - bound) / bound if bound else 0.0
             rows += [("lower bound", f"{bound:,} bytes; gap {plan.slab_bytes - bound:,} ({gap:.1%})")]
         return rows
@@ -242,6 +228,15 @@ class Inspector(QWidget):
         self.verdict.setText(self.compare(*pair) if pair else
                              "Pick two buffers (here, or select two rows) to see whether they "
                              "may share bytes, and why.")
+        self._fit_verdict()
+
+    def _fit_verdict(self) -> None:
+        # Dock layouts ignore a wrapped label's height-for-width, so ask for it explicitly.
+        self.verdict.setMinimumHeight(self.verdict.heightForWidth(max(self.verdict.width(), 200)))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_verdict()
 
     def _combo_to_session(self, *_):
         if self._syncing:
