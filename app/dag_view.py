@@ -27,6 +27,8 @@ NODE_BORDER = QColor("#4C566A")
 EDGE_COLOR = QColor("#8F99AA")
 TEXT_COLOR = QColor("#1D2330")
 BACKGROUND = QColor("#FFFFFF")
+LEGEND = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered node or buffer uses"),
+          (palette.DESCENDANT, "descendants"))
 
 
 class NodeItem(QGraphicsItem):
@@ -36,7 +38,9 @@ class NodeItem(QGraphicsItem):
         super().__init__()
         self.view, self.index, self.name, self.op = view, index, name, op
         self.rect = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
-        self.label = name if len(name) <= MAX_LABEL_CHARS else name[:MAX_LABEL_CHARS - 1] + "…"
+        self.label = _elide(name)
+        # The op is worth a second line only when the name does not already say it.
+        self.op_label = _elide(op) if op and op != name else ""
         self.setAcceptHoverEvents(True)
         self.setZValue(1)
 
@@ -51,7 +55,18 @@ class NodeItem(QGraphicsItem):
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= TEXT_MIN_SCALE:
             painter.setPen(text)
             painter.setFont(self.view.label_font)
-            painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.label)
+            if not self.op_label:
+                painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.label)
+                return
+            top, bottom = QRectF(self.rect), QRectF(self.rect)
+            top.setBottom(self.rect.center().y() + 1)
+            bottom.setTop(self.rect.center().y() + 1)
+            painter.drawText(top, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, self.label)
+            faded = QColor(text)
+            faded.setAlphaF(faded.alphaF() * 0.6)
+            painter.setPen(faded)
+            painter.setFont(self.view.op_font)
+            painter.drawText(bottom, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, self.op_label)
 
     def hoverEnterEvent(self, event) -> None:
         self.view.session.hover_node(self.name)
@@ -70,6 +85,8 @@ class DagView(QGraphicsView):
         self.session = session
         self.label_font = QFont()
         self.label_font.setPointSizeF(9)
+        self.op_font = QFont(self.label_font)
+        self.op_font.setPointSizeF(7.5)
         self.setScene(QGraphicsScene(self))
         self.setBackgroundBrush(BACKGROUND)
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
@@ -129,10 +146,10 @@ class DagView(QGraphicsView):
         graph = self.session.graph
         if graph is None:
             return
-        metrics = QFontMetricsF(self.label_font)
-        labels = [n.name if len(n.name) <= MAX_LABEL_CHARS else n.name[:MAX_LABEL_CHARS - 1] + "…"
+        name_metrics, op_metrics = QFontMetricsF(self.label_font), QFontMetricsF(self.op_font)
+        widths = [max(MIN_NODE_WIDTH, name_metrics.horizontalAdvance(_elide(n.name)) + 2 * NODE_PADDING,
+                      op_metrics.horizontalAdvance(_elide(n.op or "")) + 2 * NODE_PADDING)
                   for n in graph.nodes]
-        widths = [max(MIN_NODE_WIDTH, metrics.horizontalAdvance(t) + 2 * NODE_PADDING) for t in labels]
         layout = layered_layout(graph.successors, graph.reachability.topo, widths)
         uses_by_node: list[list[str]] = [[] for _ in graph.nodes]
         for buf, uses in zip(graph.buffers, graph.use_indices):
@@ -238,6 +255,22 @@ class DagView(QGraphicsView):
         pen.setColor(colour)
         self._base_edges.setPen(pen)
 
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        """A key to the highlight colours, pinned to the view's top-left corner."""
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(self.label_font)
+        metrics = painter.fontMetrics()
+        x, y = 10, 10
+        for colour, text in LEGEND:
+            painter.setPen(QPen(colour.darker(130), 1))
+            painter.setBrush(colour)
+            painter.drawRect(x, y + 2, 10, 10)
+            painter.setPen(TEXT_COLOR)
+            painter.drawText(x + 14, y + metrics.ascent(), text)
+            x += 14 + metrics.horizontalAdvance(text) + 14
+        painter.restore()
+
     # --- navigation ----------------------------------------------------------------------
 
     def fit(self) -> None:
@@ -299,6 +332,11 @@ def _edge_path(points) -> QPainterPath:
     path.lineTo(end)
     path.lineTo(end.x() + 4, end.y() - 7)
     return path
+
+
+def _elide(text: str) -> str:
+    """`text` cut to `MAX_LABEL_CHARS` with an ellipsis (tooltips show it whole)."""
+    return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "…"
 
 
 def _bit_indices(bits: int) -> set[int]:
