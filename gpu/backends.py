@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import time
 from dataclasses import dataclass
 
@@ -18,8 +19,7 @@ from planner import PlanError
 BACKEND_NAMES = ("auto", "cupy", "numpy")
 
 # Dtypes the runner can compute in; the planner knows more (bfloat16, float8) than NumPy does.
-COMPUTE_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
-                  "bool")
+COMPUTE_DTYPES = ("float64", "float32", "float16")
 
 # FP32 lanes per streaming multiprocessor, by compute capability major.minor (CUDA C guide,
 # "Arithmetic Instructions" table); a device not listed has no stated peak.
@@ -68,6 +68,7 @@ class NumpyBackend:
 
     name = "numpy"
     xp = np
+    refuses_allocations = False
     clock_name = "time.perf_counter around each kernel"
     replay_unavailable = "CUDA graph replay needs CuPy and a device; unavailable on numpy"
 
@@ -146,6 +147,7 @@ class CupyBackend:
     """Device execution: the slab is one `cupy.cuda.alloc`, views are `cupy.ndarray` over it."""
 
     name = "cupy"
+    refuses_allocations = True
     clock_name = "CUDA events around each kernel"
     replay_unavailable = None
 
@@ -226,7 +228,6 @@ class CupyBackend:
 @functools.cache
 def _host_name() -> str:
     """The CPU's model name from /proc/cpuinfo (no subprocess), with its core count."""
-    import os
     import platform
 
     model = platform.machine() or "CPU"
@@ -243,6 +244,8 @@ def _host_name() -> str:
 
 def _cupy_with_device():
     """CuPy, once a device answers; otherwise the one-line reason it cannot be used."""
+    # CUB-accelerated reductions allocate temporary storage; CuPy's own kernels write into out=.
+    os.environ.setdefault("CUPY_ACCELERATORS", "")
     try:
         import cupy
     except ImportError:

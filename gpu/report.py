@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 PHASES = ("graph_compile", "search", "prepare", "execute")
 
@@ -118,7 +118,6 @@ class RunReport:
     peak_used_source: str
     verification: RunVerification | None
     replay: Replay
-    extra: dict = field(default_factory=dict)
 
     def phase(self, name: str) -> PhaseTime:
         """The phase called `name`."""

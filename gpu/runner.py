@@ -16,7 +16,7 @@ from pathlib import Path
 import planner
 from planner import Graph, Plan, PlanError
 
-from .backends import memory_pool_bytes, select_backend
+from .backends import SlabAllocationError, memory_pool_bytes, select_backend
 from .binding import bind, build_steps, check_executable, stage
 from .execute_order import execute_order
 from .replay import measure_replay
@@ -50,11 +50,27 @@ def _execute(backend, steps, clock, repeats: int, totals: list[float], check) ->
                 totals[i] += seconds
 
 
-def _peak_used(backend, graph, plan, order) -> int | None:
-    """Bytes the run needs at its high-water mark: a separate prepare and execute on the host
-    under tracemalloc (which would distort the timed phases), the memory pool on CuPy."""
-    if backend.name == "cupy":
-        return memory_pool_bytes(backend)
+def _warm_up(backend, steps) -> None:
+    """One execute that touches the memory, compiles kernels and creates library handles; where
+    the backend can refuse allocations, a second one under that guard names any node that
+    allocates outside the slab before the timed executes do."""
+    for step in steps:
+        step.launch()
+    backend.synchronize()
+    if not backend.refuses_allocations:
+        return
+    with backend.no_allocations():
+        for step in steps:
+            try:
+                step.launch()
+            except SlabAllocationError as exc:
+                raise PlanError(f"node {step.node.name!r} ({step.node.op}): {exc}") from None
+    backend.synchronize()
+
+
+def _peak_used(backend, graph, plan, order) -> int:
+    """The host high-water mark of a separate prepare and one execute, under tracemalloc (which
+    would distort the timed phases if it watched them)."""
     tracemalloc.start()
     try:
         staging = stage(graph)
@@ -122,9 +138,7 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     binding = bind(device, graph, plan)
     steps = build_steps(device, graph, binding, order, staging)
     clock = device.clock(len(steps))
-    for step in steps:  # warm-up: first touch of the memory, kernel compilation on CuPy
-        step.launch()
-    device.synchronize()
+    _warm_up(device, steps)
     seconds["prepare"] = time.perf_counter() - started
     detail["prepare"] = (f"{binding.layout}: {binding.allocated_bytes:,} bytes in "
                          f"{len(binding.allocations)} allocation(s), {len(steps)} kernels bound, "
