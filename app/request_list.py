@@ -200,11 +200,11 @@ class RequestList(QWidget):
 
         self.sort_action = QAction("Sort by size", self)
         self.sort_action.setToolTip("Request the largest buffers first (undoable)")
-        self.sort_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        self.sort_action.setShortcut(QKeySequence("Ctrl+Alt+S"))
         self.sort_action.triggered.connect(session.sort_by_size)
         self.restore_action = QAction("Restore file order", self)
         self.restore_action.setToolTip("Put the requests back in the graph file's order (undoable)")
-        self.restore_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        self.restore_action.setShortcut(QKeySequence("Ctrl+Alt+R"))
         self.restore_action.triggered.connect(session.restore_file_order)
         toolbar = QToolBar(self)
         toolbar.addAction(self.sort_action)
