@@ -1,0 +1,374 @@
+"""The main window: the DAG in the centre, the other panels in docks, menus, files and status.
+
+Every panel is built from the one `Session`; the window only wires menus to session methods and
+handles files (open, drag and drop, recent files, session files, unsaved-changes warning).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
+                               QMessageBox)
+
+import planner
+from app import export, run_worker
+from app.dag_view import DagView
+from app.inspector import Inspector
+from app.lifetime_view import LifetimeView
+from app.request_list import RequestList, format_bytes
+from app.slab_view import SlabView
+from app.timeline_view import TimelineView
+
+SESSION_SUFFIX = ".slabscope"
+GRAPH_FILTER = "Graphs (*.json *.onnx *.csv);;All files (*)"
+SESSION_FILTER = f"Slabscope sessions (*{SESSION_SUFFIX});;All files (*)"
+RECENT_KEY = "recent_files"
+RECENT_LIMIT = 8
+EXPORT_SCALES = (1.0, 2.0, 3.0)
+DEFAULT_EXPORT_SCALE = 2.0  # sharp on HiDPI screens and in slides
+
+
+class MainWindow(QMainWindow):
+    """The Slabscope window over `session`; `settings` (default: the user's QSettings) keeps the
+    recent files and the window layout."""
+
+    def __init__(self, session, settings: QSettings | None = None, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.settings = settings if settings is not None else QSettings("Slabscope", "Slabscope")
+        self.session_file: Path | None = None
+        self.last_error: str | None = None
+        self.error_box: QMessageBox | None = None
+        self.resize(1440, 900)
+        self.setAcceptDrops(True)
+
+        self.dag_view = DagView(session, self)
+        self.setCentralWidget(self.dag_view)
+        self.request_list = RequestList(session)
+        self.inspector = Inspector(session)
+        self.slab_view = SlabView(session)
+        self.lifetime_view = LifetimeView(session)
+        self.timeline_view = TimelineView(session)
+        self.docks = {
+            "requests": self._dock("Requests", self.request_list, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),
+            "slab": self._dock("Slab", self.slab_view, Qt.DockWidgetArea.BottomDockWidgetArea),
+            "lifetime": self._dock("Lifetimes", self.lifetime_view, Qt.DockWidgetArea.BottomDockWidgetArea),
+            "timeline": self._dock("Timeline", self.timeline_view, Qt.DockWidgetArea.BottomDockWidgetArea),
+        }
+        # Tabbed rather than side by side: the slab bar and lifetime map each need most of the
+        # window's width for their byte axes and headers.
+        self.tabifyDockWidget(self.docks["slab"], self.docks["lifetime"])
+        self.tabifyDockWidget(self.docks["lifetime"], self.docks["timeline"])
+        self.docks["slab"].raise_()
+        self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)
+
+        self.summary_label = QLabel(self)
+        self.statusBar().addPermanentWidget(self.summary_label)
+        self._build_menus()
+        session.sigGraphChanged.connect(self._update_title)
+        session.sigDirtyChanged.connect(self._update_title)
+        session.sigPlanChanged.connect(self._update_summary)
+        session.sigSettingsChanged.connect(self._sync_plan_menu)
+        session.sigError.connect(self._remember_error)
+        self._update_title()
+        self._update_summary()
+        self._sync_plan_menu()
+
+    def _dock(self, title: str, widget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{title.lower()}")  # saveState needs a stable name
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    # --- menus ---------------------------------------------------------------------------
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self._action(file_menu, "&Open Graph…", self.choose_graph, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        self._action(file_menu, "Open &Session…", self.choose_session, "Ctrl+Shift+O")
+        self._action(file_menu, "&Save Session", self.save_session, QKeySequence.StandardKey.Save)
+        self._action(file_menu, "Save Session &As…", self.save_session_as, "Ctrl+Shift+S")
+        file_menu.addSeparator()
+        self.export_menu = file_menu.addMenu("&Export PNG")
+        self._build_export_menu()
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        edit_menu = self.menuBar().addMenu("&Edit")
+        undo = self.session.undo_stack.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.session.undo_stack.createRedoAction(self, "&Redo")
+        redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        edit_menu.addActions([undo, redo])
+        edit_menu.addSeparator()
+        edit_menu.addActions([self.request_list.sort_action, self.request_list.restore_action])
+
+        view_menu = self.menuBar().addMenu("&View")
+        self._action(view_menu, "&Fit Graph", self.dag_view.fit, "Ctrl+0")
+        view_menu.addSeparator()
+        for dock in self.docks.values():
+            view_menu.addAction(dock.toggleViewAction())
+
+        plan_menu = self.menuBar().addMenu("&Plan")
+        self.algorithm_actions = self._choice_menu(plan_menu.addMenu("&Algorithm"),
+                                                   planner.ALGORITHMS, self.session.set_algorithm)
+        self.conflict_actions = self._choice_menu(plan_menu.addMenu("&Conflict Model"),
+                                                  planner.CONFLICT_MODELS, self.session.set_conflicts)
+        plan_menu.addSeparator()
+        self._action(plan_menu, "Set Ca&pacity…", self.choose_capacity, "Ctrl+Shift+C")
+        self._action(plan_menu, "&No Capacity Limit", lambda: self.session.set_capacity(None))
+
+        run_menu = self.menuBar().addMenu("&Run")
+        run_worker.install_run_actions(self, self.session, run_menu)
+
+    def _build_export_menu(self) -> None:
+        views = (("&Slab Bar…", "slab", None), ("&Lifetime Map…", "map", None),
+                 ("&DAG…", "dag", None), ("&Timeline…", "timeline", None),
+                 ("Whole &Window…", "window", "Ctrl+E"))
+        for text, view, shortcut in views:
+            self._action(self.export_menu, text, lambda v=view: self.choose_export(v), shortcut)
+        self.export_menu.addSeparator()
+        group = QActionGroup(self.export_menu)
+        self.export_scales = {}
+        for scale in EXPORT_SCALES:
+            action = self.export_menu.addAction(f"Scale {scale:g}×")
+            action.setCheckable(True)
+            action.setChecked(scale == DEFAULT_EXPORT_SCALE)
+            group.addAction(action)
+            self.export_scales[scale] = action
+
+    def export_widget(self, view: str):
+        """The widget shown for export `view` ("slab", "map", "dag", "timeline" or "window")."""
+        return {"slab": self.slab_view, "map": self.lifetime_view, "dag": self.dag_view,
+                "timeline": self.timeline_view, "window": self}[view]
+
+    def export_scale(self) -> float:
+        """The scale checked in the Export PNG menu."""
+        return next(s for s, action in self.export_scales.items() if action.isChecked())
+
+    def choose_export(self, view: str) -> None:
+        """Ask for a PNG file name and export `view` at the chosen scale."""
+        graph = self.session.path.stem if self.session.path else "slabscope"
+        start = str(Path(self._start_folder()) / f"{graph}_{view}.png")
+        path, _ = QFileDialog.getSaveFileName(self, "Export PNG", start, "PNG images (*.png)")
+        if path:
+            self.export_png(view, path)
+
+    def export_png(self, view: str, path, scale: float | None = None) -> bool:
+        """Write `view` as it is on screen to the PNG `path` (default scale: the menu's choice)."""
+        try:
+            written = export.render_png(self.export_widget(view), path,
+                                        self.export_scale() if scale is None else scale)
+        except planner.PlanError as exc:
+            self.show_error("Cannot export PNG", str(exc))
+            return False
+        self.statusBar().showMessage(f"Exported {written}", 5000)
+        return True
+
+    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        action = menu.addAction(text)
+        action.triggered.connect(lambda checked=False: slot())
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        return action
+
+    def _choice_menu(self, menu, names, choose) -> dict[str, QAction]:
+        group = QActionGroup(menu)
+        actions = {}
+        for name in names:
+            action = menu.addAction(name)
+            action.setCheckable(True)
+            group.addAction(action)
+            action.triggered.connect(lambda checked=False, n=name: choose(n))
+            actions[name] = action
+        return actions
+
+    def _sync_plan_menu(self) -> None:
+        for current, actions in ((self.session.algorithm, self.algorithm_actions),
+                                 (self.session.conflicts, self.conflict_actions)):
+            for name, action in actions.items():
+                action.setChecked(name == current)
+
+    def choose_capacity(self) -> None:
+        """Ask for a capacity in bytes (0 or empty: no limit) and apply it (undoable)."""
+        current = "" if self.session.capacity is None else str(self.session.capacity)
+        text, ok = QInputDialog.getText(self, "Slab capacity",
+                                        "Capacity in bytes (empty for no limit):", text=current)
+        if not ok:
+            return
+        text = text.replace(",", "").replace("_", "").strip()
+        if not text:
+            self.session.set_capacity(None)
+        elif text.isdigit():
+            self.session.set_capacity(int(text))
+        else:
+            self.show_error("Capacity", f"{text!r} is not a whole number of bytes.")
+
+    # --- files ---------------------------------------------------------------------------
+
+    def choose_graph(self) -> None:
+        """Ask for a graph file and open it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open graph", self._start_folder(), GRAPH_FILTER)
+        if path:
+            self.open_path(path)
+
+    def choose_session(self) -> None:
+        """Ask for a session file and open it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._start_folder(), SESSION_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path) -> bool:
+        """Open a graph or (by its suffix) a session file; a bad file shows an error dialog and
+        keeps the current graph. Asks first when there are unsaved changes."""
+        path = Path(path)
+        if not self.confirm_discard():
+            return False
+        self.last_error = None
+        is_session = path.suffix == SESSION_SUFFIX
+        ok = self.session.open_session(path) if is_session else self.session.open(path)
+        if not ok:
+            self.show_error("Cannot open file", f"{path.name} was not opened.\n\n{self.last_error}")
+            return False
+        self.session_file = path if is_session else None
+        self._remember_recent(path)
+        self._update_title()
+        self.statusBar().showMessage(f"Opened {path}", 5000)
+        return True
+
+    def save_session(self) -> bool:
+        """Save the session to its file (asking for one the first time); True when saved."""
+        if self.session_file is None:
+            return self.save_session_as()
+        return self.save_session_to(self.session_file)
+
+    def save_session_as(self) -> bool:
+        """Ask for a file name and save the session there; True when saved."""
+        start = self._start_folder()
+        if self.session.path is not None:
+            start = str(self.session.path.with_suffix(SESSION_SUFFIX))
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", start, SESSION_FILTER)
+        return bool(path) and self.save_session_to(path)
+
+    def save_session_to(self, path) -> bool:
+        """Write the session file at `path`; a failure shows an error dialog."""
+        path = Path(path)
+        if path.suffix != SESSION_SUFFIX:
+            path = path.with_name(path.name + SESSION_SUFFIX)
+        try:
+            self.session.save_session(path)
+        except planner.PlanError as exc:
+            self.show_error("Cannot save session", str(exc))
+            return False
+        self.session_file = path
+        self._remember_recent(path)
+        self._update_title()
+        self.statusBar().showMessage(f"Saved session {path}", 5000)
+        return True
+
+    def recent_files(self) -> list[str]:
+        """Recently opened graph and session files, newest first."""
+        value = self.settings.value(RECENT_KEY, [])
+        if isinstance(value, str):  # QSettings returns a lone string for one-element lists
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def _remember_recent(self, path: Path) -> None:
+        entry = str(path.resolve())
+        recent = [entry] + [p for p in self.recent_files() if p != entry]
+        self.settings.setValue(RECENT_KEY, recent[:RECENT_LIMIT])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_files()
+        for i, path in enumerate(recent):
+            action = self.recent_menu.addAction(f"&{i + 1} {Path(path).name}")
+            action.setToolTip(path)
+            action.triggered.connect(lambda checked=False, p=path: self.open_path(p))
+        if not recent:
+            self.recent_menu.addAction("No recent files").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear Recent Files").triggered.connect(
+                lambda: self.settings.setValue(RECENT_KEY, []))
+
+    def _start_folder(self) -> str:
+        return str(self.session.path.parent) if self.session.path else ""
+
+    # --- dialogs (methods, so tests can replace them) ------------------------------------
+
+    def show_error(self, title: str, message: str) -> None:
+        """Show `message` in a window-modal error box that does not block the caller."""
+        self.error_box = QMessageBox(QMessageBox.Icon.Critical, title, message,
+                                     QMessageBox.StandardButton.Ok, self)
+        self.error_box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.error_box.open()
+
+    def confirm_discard(self) -> bool:
+        """True when there are no unsaved changes, or the user saves or discards them."""
+        if self.session.undo_stack.isClean():
+            return True
+        answer = QMessageBox.warning(
+            self, "Unsaved changes",
+            "The request order or plan settings have changed since the session was saved.",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save_session()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def closeEvent(self, event) -> None:
+        if self.confirm_discard():
+            event.accept()
+        else:
+            event.ignore()
+
+    # --- drag and drop -------------------------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.open_path(files[0])
+
+    # --- title and status ----------------------------------------------------------------
+
+    def _remember_error(self, message: str) -> None:
+        self.last_error = message
+        self.statusBar().showMessage(message, 10000)
+
+    def _update_title(self, *_):
+        shown = self.session_file or self.session.path
+        name = shown.name if shown else "no graph"
+        self.setWindowTitle(f"{name}[*] — Slabscope")
+        self.setWindowModified(not self.session.undo_stack.isClean())
+
+    def _update_summary(self, *_):
+        self.summary_label.setText(self.summary_text())
+
+    def summary_text(self) -> str:
+        """The status bar's one-line summary of the graph and its plan."""
+        graph, plan = self.session.graph, self.session.plan
+        if graph is None:
+            return "No graph open"
+        head = f"{len(graph.buffers)} buffers · {len(graph.nodes)} nodes"
+        if plan is None:
+            return f"{head} · no plan: {self.session.plan_error}"
+        share = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
+        return (f"{head} · slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) · "
+                f"saved {format_bytes(plan.saved_bytes)} ({share:.1%}) · "
+                f"{plan.algorithm}, {plan.conflict_model} conflicts")
