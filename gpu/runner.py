@@ -30,7 +30,7 @@ class RunCancelled(Exception):
     """The caller asked the run to stop; nothing is reported."""
 
 
-def _compile(source, conflicts: str, order_names) -> tuple[Graph, tuple[int, ...]]:
+def _compile(source, order_names) -> tuple[Graph, tuple[int, ...]]:
     graph = planner.load(source) if isinstance(source, (str, Path)) else replace(source)
     graph.reachability  # the closure; replace() dropped any cached copy, so this is real work
     check_executable(graph)
@@ -38,9 +38,11 @@ def _compile(source, conflicts: str, order_names) -> tuple[Graph, tuple[int, ...
 
 
 def _execute(backend, steps, clock, repeats: int, totals: list[float], check) -> None:
+    """`repeats` executes under the allocation guard, adding each kernel's seconds to `totals`;
+    `check(fraction done)` runs before each (it may raise `RunCancelled`)."""
     with backend.no_allocations():
-        for _ in range(repeats):
-            check()
+        for r in range(repeats):
+            check(r / repeats)
             for i, step in enumerate(steps):
                 clock.start(i)
                 step.launch()
@@ -112,7 +114,7 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     wall_started = time.perf_counter()
 
     started = time.perf_counter()
-    graph, order = _compile(source, conflicts, execute_order_names)
+    graph, order = _compile(source, execute_order_names)
     seconds["graph_compile"] = time.perf_counter() - started
     detail["graph_compile"] = f"{len(graph.nodes)} nodes, {len(graph.buffers)} buffers"
     check(0.1, "search")
@@ -142,12 +144,13 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     seconds["prepare"] = time.perf_counter() - started
     detail["prepare"] = (f"{binding.layout}: {binding.allocated_bytes:,} bytes in "
                          f"{len(binding.allocations)} allocation(s), {len(steps)} kernels bound, "
-                         f"one warm-up execute")
+                         f"warm-up")
     check(0.3, "execute")
 
     started = time.perf_counter()
     totals = [0.0] * len(steps)
-    _execute(device, steps, clock, repeats, totals, check)
+    _execute(device, steps, clock, repeats, totals,
+             lambda done: check(0.3 + 0.5 * done, "execute"))
     seconds["execute"] = time.perf_counter() - started
     detail["execute"] = f"{repeats} x {len(steps)} kernels, timed by {device.clock_name}"
     wall = time.perf_counter() - wall_started
