@@ -76,22 +76,19 @@ def _peak_line(report) -> str:
 def _header_html(report) -> str:
     note = f" — {report.backend_note}" if report.backend_note else ""
     covered = report.phases_seconds / report.wall_seconds if report.wall_seconds else 0.0
+    replay = report.replay
+    replayed = (f"graph replay {_seconds_text(replay.replay_seconds)} vs eager "
+                f"{_seconds_text(replay.eager_seconds)} per execute ({replay.reason})"
+                if replay.available else f"graph replay: {replay.reason}")
     lines = [
         f"<b>{report.graph}</b> on <b>{report.backend}</b> · {report.device}{note}",
         f"plan {report.algorithm}, {report.conflicts} conflicts · slab {report.slab_bytes:,} B "
         f"(without reuse {report.no_reuse_bytes:,} B) · wall {_seconds_text(report.wall_seconds)},"
-        f" phases cover {covered:.1%}",
-        f"one execute {_seconds_text(report.execute_seconds)} · one-time phases "
-        f"{_seconds_text(report.one_time_seconds)}, amortised "
+        f" phases cover {covered:.1%} · one execute {_seconds_text(report.execute_seconds)}; "
+        f"one-time phases {_seconds_text(report.one_time_seconds)} = "
         f"{_seconds_text(report.amortised_seconds)} per execute over {report.repeats}",
-        _peak_line(report),
+        f"{_peak_line(report)} · {replayed}",
     ]
-    replay = report.replay
-    if replay.available:
-        lines.append(f"graph replay {_seconds_text(replay.replay_seconds)} vs eager "
-                     f"{_seconds_text(replay.eager_seconds)} per execute ({replay.reason})")
-    else:
-        lines.append(f"graph replay: {replay.reason}")
     return "<br>".join(lines)
 
 
