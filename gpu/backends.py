@@ -212,9 +212,16 @@ class CupyBackend:
         flops = 2.0 * lanes * sms * clock_khz * 1e3 if lanes and sms and clock_khz else None
         mem_khz, bus_bits = p.get("memoryClockRate"), p.get("memoryBusWidth")
         bandwidth = 2.0 * mem_khz * 1e3 * bus_bits / 8 if mem_khz and bus_bits else None
+        known = []
+        if flops:
+            known.append(f"2 x {lanes} FP32 lanes x {sms} SMs x {clock_khz / 1e6:.3g} GHz")
+        if bandwidth:
+            known.append(f"2 x {mem_khz / 1e6:.3g} GHz memory clock x {bus_bits}-bit bus")
+        source = ("getDeviceProperties: " + "; ".join(known)) if known else \
+            (f"no stated peak: compute capability {p.get('major')}.{p.get('minor')} or its "
+             f"clock rates are not reported")
         return DevicePeak(flops, bandwidth, "fp32 non-TF32 (CuPy does not enable TF32 by default)",
-                          "getDeviceProperties: 2 x FP32 lanes x SMs x clock; "
-                          "2 x memory clock x bus width")
+                          source)
 
     def memory_note(self) -> str:
         """How peak memory is measured on this backend."""

@@ -327,3 +327,24 @@ def test_cli_run_json_and_errors(capsys):
     assert main(["run", str(RELU_UNFUSED), "--repeats", "0"]) == 2
     err = capsys.readouterr().err
     assert "repeats must be at least 1" in err and "Traceback" not in err
+
+
+def test_device_peak_is_derived_from_reported_properties():
+    """The CuPy backend's peak arithmetic, on properties shaped like getDeviceProperties'."""
+    from types import SimpleNamespace
+
+    from gpu.backends import CupyBackend
+
+    props = {"name": b"Some GPU", "major": 9, "minor": 0, "multiProcessorCount": 100,
+             "clockRate": 1_500_000, "memoryClockRate": 2_000_000, "memoryBusWidth": 4096}
+    runtime = SimpleNamespace(getDeviceProperties=lambda device: props)
+    fake = SimpleNamespace(cuda=SimpleNamespace(runtime=runtime,
+                                                Device=lambda: SimpleNamespace(id=0)))
+    backend = CupyBackend(fake)
+    peak = backend.peak()
+    assert backend.device == "Some GPU"
+    assert peak.flops == 2 * 128 * 100 * 1.5e9
+    assert peak.bytes_per_s == 2 * 2e9 * 4096 / 8
+    assert "non-TF32" in peak.precision
+    props["major"] = 99
+    assert backend.peak().flops is None and "99.0" in backend.peak().source
