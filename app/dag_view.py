@@ -8,7 +8,7 @@ colours that buffer's uses here.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
 from app import palette
@@ -36,7 +36,7 @@ class NodeItem(QGraphicsItem):
 
     def __init__(self, view: "DagView", index: int, name: str, op: str | None, width: float):
         super().__init__()
-        self.view, self.index, self.name, self.op = view, index, name, op
+        self.view, self.index, self.name = view, index, name
         self.rect = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
         self.label = _elide(name)
         # The op is worth a second line only when the name does not already say it.
@@ -94,7 +94,6 @@ class DagView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setToolTip("")
         self._items: list[NodeItem] = []
         self._edge_paths: list[tuple[int, int, QPainterPath]] = []
         self._node_buffers: list[tuple[str, ...]] = []
