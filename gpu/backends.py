@@ -212,14 +212,12 @@ class CupyBackend:
         flops = 2.0 * lanes * sms * clock_khz * 1e3 if lanes and sms and clock_khz else None
         mem_khz, bus_bits = p.get("memoryClockRate"), p.get("memoryBusWidth")
         bandwidth = 2.0 * mem_khz * 1e3 * bus_bits / 8 if mem_khz and bus_bits else None
-        known = []
-        if flops:
-            known.append(f"2 x {lanes} FP32 lanes x {sms} SMs x {clock_khz / 1e6:.3g} GHz")
-        if bandwidth:
-            known.append(f"2 x {mem_khz / 1e6:.3g} GHz memory clock x {bus_bits}-bit bus")
-        source = ("getDeviceProperties: " + "; ".join(known)) if known else \
-            (f"no stated peak: compute capability {p.get('major')}.{p.get('minor')} or its "
-             f"clock rates are not reported")
+        capability = f"compute capability {p.get('major')}.{p.get('minor')}"
+        parts = [f"2 x {lanes} FP32 lanes x {sms} SMs x {clock_khz / 1e6:.3g} GHz" if flops
+                 else f"no FLOP peak ({capability} not tabulated or no clock rate reported)",
+                 f"2 x {mem_khz / 1e6:.3g} GHz memory clock x {bus_bits}-bit bus" if bandwidth
+                 else "no bandwidth peak (memory clock or bus width not reported)"]
+        source = "getDeviceProperties: " + "; ".join(parts)
         return DevicePeak(flops, bandwidth, "fp32 non-TF32 (CuPy does not enable TF32 by default)",
                           source)
 
