@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QProgressBar
 
@@ -117,6 +117,11 @@ class RunController(QObject):
         if self._worker is not None:
             self._worker.cancel()
 
+    def shutdown(self) -> None:
+        """Cancel and wait, so no run thread outlives the application."""
+        self.cancel()
+        self.wait()
+
     def wait(self, msecs: int = 30000) -> None:
         """Block until the current run's thread has ended (used before a new run and on close)."""
         if self._thread is not None:
@@ -158,6 +163,7 @@ def install_run_actions(window, session, menu) -> RunController:
     Returns the controller (also kept as `window.run_controller`).
     """
     controller = RunController(session, parent=window)
+    QCoreApplication.instance().aboutToQuit.connect(controller.shutdown)
     run_action = QAction("&Run", window)
     run_action.setShortcut(QKeySequence("Ctrl+R"))
     run_action.setStatusTip("Execute the plan in one slab and measure its phases")
