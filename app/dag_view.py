@@ -7,6 +7,8 @@ colours that buffer's uses here.
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
@@ -20,6 +22,9 @@ MIN_NODE_WIDTH = 60.0
 MAX_LABEL_CHARS = 28          # longer names are elided in the box (the tooltip has them whole)
 TEXT_MIN_SCALE = 0.35         # below this zoom, labels are unreadable anyway: skip drawing them
 ZOOM_STEP = 1.25
+ARROW_LENGTH = 8.0
+ARROW_SPREAD = math.radians(28)
+MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 MIN_FIT_SCALE = 0.7           # large graphs open at a readable scale instead of shrinking to a smudge
 
 NODE_FILL = QColor("#ECEFF4")
@@ -279,7 +284,7 @@ class DagView(QGraphicsView):
             return
         self.resetTransform()
         view = self.viewport().rect()
-        scale = min(view.width() / rect.width(), view.height() / rect.height(), 1.0)
+        scale = min(view.width() / rect.width(), view.height() / rect.height(), MAX_FIT_SCALE)
         if scale >= MIN_FIT_SCALE:
             self.scale(scale, scale)
             self.centerOn(rect.center())
@@ -320,16 +325,21 @@ class DagView(QGraphicsView):
 
 
 def _edge_path(points) -> QPainterPath:
-    """A polyline from the bottom of the source box to the top of the destination, with a head."""
+    """From the bottom of the source box through the waypoints to the top of the destination,
+    as S-curves that leave and enter each layer vertically, with an arrowhead."""
     (x0, y0), (x1, y1) = points[0], points[-1]
-    path = QPainterPath(QPointF(x0, y0 + NODE_HEIGHT / 2))
-    for x, y in points[1:-1]:
-        path.lineTo(x, y)
-    end = QPointF(x1, y1 - NODE_HEIGHT / 2)
-    path.lineTo(end)
-    path.moveTo(end.x() - 4, end.y() - 7)
-    path.lineTo(end)
-    path.lineTo(end.x() + 4, end.y() - 7)
+    stops = [QPointF(x0, y0 + NODE_HEIGHT / 2), *(QPointF(x, y) for x, y in points[1:-1]),
+             QPointF(x1, y1 - NODE_HEIGHT / 2)]
+    path = QPainterPath(stops[0])
+    for a, b in zip(stops, stops[1:]):
+        bend = (b.y() - a.y()) / 2
+        path.cubicTo(a.x(), a.y() + bend, b.x(), b.y() - bend, b.x(), b.y())
+    end = stops[-1]
+    # Curves enter vertically, so the head points straight down: two strokes either side.
+    for side in (-1, 1):
+        path.moveTo(end.x() + side * ARROW_LENGTH * math.sin(ARROW_SPREAD),
+                    end.y() - ARROW_LENGTH * math.cos(ARROW_SPREAD))
+        path.lineTo(end)
     return path
 
 
