@@ -24,6 +24,7 @@ TEXT_MIN_SCALE = 0.35         # below this zoom, labels are unreadable anyway: s
 ZOOM_STEP = 1.25
 ARROW_LENGTH = 8.0
 ARROW_SPREAD = math.radians(28)
+BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 MIN_FIT_SCALE = 0.7           # large graphs open at a readable scale instead of shrinking to a smudge
 
@@ -81,6 +82,42 @@ class NodeItem(QGraphicsItem):
             self.view.session.hover_node(None)
 
 
+class EdgeLayer:
+    """Edges drawn in one colour, one path item per band of layers, so that the scene's index
+    skips the bands out of view instead of stroking every edge of a large graph on each paint."""
+
+    def __init__(self, scene: QGraphicsScene, colour: QColor, width: float, z: float):
+        self.scene, self.colour, self.width, self.z = scene, colour, width, z
+        self.items: dict[int, QGraphicsPathItem] = {}
+
+    def show(self, banded_paths) -> None:
+        """Draw exactly these `(band, path)` edges."""
+        merged: dict[int, QPainterPath] = {}
+        for band, path in banded_paths:
+            merged.setdefault(band, QPainterPath()).addPath(path)
+        for band in set(self.items) - set(merged):
+            self.scene.removeItem(self.items.pop(band))
+        for band, path in merged.items():
+            if band not in self.items:
+                item = QGraphicsPathItem()
+                pen = QPen(self.colour, self.width)
+                pen.setCosmetic(True)  # stays one line wide however far the user zooms out
+                item.setPen(pen)
+                item.setZValue(self.z)
+                self.scene.addItem(item)
+                self.items[band] = item
+            self.items[band].setPath(path)
+
+    def set_alpha(self, alpha: int) -> None:
+        """Fade (or restore) every edge of this layer."""
+        colour = QColor(self.colour)
+        colour.setAlpha(alpha)
+        for item in self.items.values():
+            pen = item.pen()
+            pen.setColor(colour)
+            item.setPen(pen)
+
+
 class DagView(QGraphicsView):
     """The session's graph as layered boxes and arrows; wheel or +/- zooms, drag or arrows pan,
     0 fits the graph in view."""
@@ -100,15 +137,15 @@ class DagView(QGraphicsView):
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._items: list[NodeItem] = []
-        self._edge_paths: list[tuple[int, int, QPainterPath]] = []
+        self._edge_paths: list[tuple[int, int, int, QPainterPath]] = []  # src, dst, band, path
         self._node_buffers: list[tuple[str, ...]] = []
         self._ancestors: set[int] = set()
         self._descendants: set[int] = set()
         self._uses: set[int] = set()
         self._hovered: int | None = None
-        self._base_edges = self._overlay(EDGE_COLOR, 0)
-        self._ancestor_edges = self._overlay(palette.ANCESTOR, 2)
-        self._descendant_edges = self._overlay(palette.DESCENDANT, 2)
+        self._base_edges = EdgeLayer(self.scene(), EDGE_COLOR, 1.2, -1)
+        self._ancestor_edges = EdgeLayer(self.scene(), palette.ANCESTOR, 2.2, 0.5)
+        self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, 2.2, 0.5)
         session.sigGraphChanged.connect(self.rebuild)
         session.sigHoverNode.connect(self._refresh_highlight)
         session.sigHoverBuffer.connect(self._refresh_highlight)
@@ -167,28 +204,16 @@ class DagView(QGraphicsView):
             scene.addItem(item)
             self._items.append(item)
         edges = [(v, s) for v in range(len(graph.nodes)) for s in graph.successors[v]]
-        everything = QPainterPath()
         for (src, dst), points in zip(edges, layout.edge_points):
-            path = _edge_path(points)
-            self._edge_paths.append((src, dst, path))
-            everything.addPath(path)
-        self._base_edges.setPath(everything)
-        self._ancestor_edges.setPath(QPainterPath())
-        self._descendant_edges.setPath(QPainterPath())
-        self._set_base_edge_alpha(255)
+            self._edge_paths.append((src, dst, layout.layer[src] // BAND_LAYERS, _edge_path(points)))
+        self._base_edges.show([(band, path) for _, _, band, path in self._edge_paths])
+        self._ancestor_edges.show([])
+        self._descendant_edges.show([])
+        self._base_edges.set_alpha(255)
         bounds = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
         scene.setSceneRect(bounds)
         self.fit()
         self._refresh_highlight()
-
-    def _overlay(self, colour: QColor, z: float) -> QGraphicsPathItem:
-        item = QGraphicsPathItem()
-        pen = QPen(colour, 1.2 if z == 0 else 2.2)
-        pen.setCosmetic(True)  # stays one line wide however far the user zooms out
-        item.setPen(pen)
-        item.setZValue(z - 1)
-        self.scene().addItem(item)
-        return item
 
     def _tooltip(self, index: int) -> str:
         node = self.session.graph.nodes[index]
@@ -236,28 +261,17 @@ class DagView(QGraphicsView):
 
     def _draw_highlight_edges(self) -> None:
         if self._hovered is None:
-            self._ancestor_edges.setPath(QPainterPath())
-            self._descendant_edges.setPath(QPainterPath())
-            self._set_base_edge_alpha(255 if not self._uses else palette.DIMMED_ALPHA * 2)
+            self._ancestor_edges.show([])
+            self._descendant_edges.show([])
+            self._base_edges.set_alpha(255 if not self._uses else palette.DIMMED_ALPHA * 2)
             return
         up = self._ancestors | {self._hovered}
         down = self._descendants | {self._hovered}
-        ancestor_path, descendant_path = QPainterPath(), QPainterPath()
-        for src, dst, path in self._edge_paths:
-            if src in up and dst in up:
-                ancestor_path.addPath(path)
-            elif src in down and dst in down:
-                descendant_path.addPath(path)
-        self._ancestor_edges.setPath(ancestor_path)
-        self._descendant_edges.setPath(descendant_path)
-        self._set_base_edge_alpha(palette.DIMMED_ALPHA * 2)
-
-    def _set_base_edge_alpha(self, alpha: int) -> None:
-        pen = self._base_edges.pen()
-        colour = QColor(EDGE_COLOR)
-        colour.setAlpha(alpha)
-        pen.setColor(colour)
-        self._base_edges.setPen(pen)
+        self._ancestor_edges.show([(band, path) for src, dst, band, path in self._edge_paths
+                                   if src in up and dst in up])
+        self._descendant_edges.show([(band, path) for src, dst, band, path in self._edge_paths
+                                     if src in down and dst in down])
+        self._base_edges.set_alpha(palette.DIMMED_ALPHA * 2)
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
         """A key to the highlight colours, pinned to the view's top-left corner."""
