@@ -1,0 +1,282 @@
+"""How far from optimal each algorithm's slab is, on real models and public allocation benchmarks.
+
+Run: .venv/bin/python bench/quality.py [--only NAME] [--budget S] [--benchmarks DIR]
+
+Every light ONNX model shipped with the onnx package, in the dag model, and every CSV under
+../shared/benchmarks/ (MiniMalloc A-K and input.12, omnimalloc_small, idealloc), in the serial
+model. One row per instance: buffers, the lower bound, then per algorithm the gap of its slab
+over the lower bound and its time, then the best of omnimalloc's greedy allocators on the same
+conflicts (install with `pip install -e '.[bench]'`), and the best known height where the
+benchmark publishes one. Every plan, omnimalloc's included, is checked with `planner.verify`;
+a plan that fails is shown as INVALID. Search budgets: --budget, else 2 s for ONNX models
+and 10 s for the CSV benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+import planner  # noqa: E402
+from planner.reachability import topological_order  # noqa: E402
+
+DEFAULT_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+
+# omnimalloc's single-pass greedy placers (its searches and exact solvers are not peers here).
+OMNIMALLOC_GREEDY = ("greedy", "greedy_by_size", "greedy_by_duration", "greedy_by_area",
+                     "greedy_by_conflict", "greedy_by_conflict_size", "greedy_by_start",
+                     "best_fit")
+
+SEARCH_BUDGET = {"dag": 2.0, "serial": 10.0}
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One benchmark input: where it comes from, its conflict model, and a best known height."""
+
+    suite: str
+    path: Path
+    conflicts: str
+    best_known: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.suite}/{self.path.stem.removeprefix('light_')}"
+
+
+def onnx_instances() -> list[Instance]:
+    """The light ONNX models that ship with the onnx package (none when it is not installed)."""
+    try:
+        import onnx
+    except ImportError:
+        return []
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    return [Instance("onnx", p, "dag") for p in sorted(light.glob("*.onnx"))]
+
+
+def _readme_best_known(folder: Path) -> dict[str, int]:
+    """Best known heights from the benchmarks README table (`| A | 154 | LB | best ... |`)."""
+    readme = folder / "README.md"
+    if not readme.exists():
+        return {}
+    best = {}
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and re.fullmatch(r"[\d,]+", cells[1]):
+            height = re.match(r"[\d,]+", cells[3])
+            if height:
+                best[cells[0]] = int(height.group().replace(",", ""))
+    return best
+
+
+def csv_instances(folder: Path) -> list[Instance]:
+    """Every CSV under `folder`, with the best known height where the benchmark gives one."""
+    best = _readme_best_known(folder)
+    found = []
+    for path in sorted(folder.glob("*/*.csv")):
+        suite = path.parent.name
+        known = best.get(path.name.split(".")[0]) if suite == "minimalloc" else None
+        if suite == "omnimalloc_small":  # the number in the name is the optimum
+            known = int(path.name.split(".")[1])
+        found.append(Instance(suite, path, "serial", known))
+    return found
+
+
+def _timed(function, *args, **kwargs):
+    started = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - started
+
+
+def _plan_from_offsets(graph: planner.Graph, offsets: dict[int, int], algorithm: str,
+                       conflicts: str) -> planner.Plan:
+    """A traceless plan for offsets computed elsewhere, so `planner.verify` can check them."""
+    reserved = graph.reserved
+    placements = tuple(planner.Placement(b.name, offsets[i], b.bytes, reserved[i])
+                       for i, b in enumerate(graph.buffers))
+    return planner.Plan(placements, (), max((p.end for p in placements), default=0),
+                        sum(reserved), algorithm, conflicts, graph.alignment)
+
+
+def _schedule_steps(graph: planner.Graph) -> np.ndarray:
+    """Per node index, its step in the graph's schedule (or a topological order)."""
+    order = ([graph.node_index[n] for n in graph.schedule] if graph.schedule is not None
+             else topological_order([n.name for n in graph.nodes], graph.successors))
+    steps = np.empty(len(graph.nodes), dtype=np.int64)
+    steps[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    return steps
+
+
+def _vector_clocks(graph: planner.Graph) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, its vector clock over a path cover of the DAG, and its chain.
+
+    clock[v][c] counts the nodes of chain c that reach v or are v, so u strictly reaches v
+    exactly when clock[u] <= clock[v] - unit(chain[v]) componentwise.
+    """
+    topo = topological_order([n.name for n in graph.nodes], graph.successors)
+    preds: list[list[int]] = [[] for _ in graph.nodes]
+    for u, succ in enumerate(graph.successors):
+        for v in succ:
+            preds[v].append(u)
+    chain = np.full(len(graph.nodes), -1)
+    tails: list[int] = []
+    for v in topo:
+        extendable = [p for p in preds[v] if tails[chain[p]] == p]
+        if extendable:
+            chain[v] = chain[extendable[0]]
+            tails[chain[v]] = v
+        else:
+            chain[v] = len(tails)
+            tails.append(v)
+    clock = np.zeros((len(graph.nodes), len(tails)), dtype=np.int64)
+    for v in topo:
+        if preds[v]:
+            clock[v] = clock[preds[v]].max(axis=0)
+        clock[v, chain[v]] += 1
+    return clock, chain
+
+
+def omnimalloc_allocations(graph: planner.Graph, conflicts: str):
+    """The graph's buffers as omnimalloc allocations with the same conflicts as `conflicts`.
+
+    serial: half-open step intervals over the schedule. dag: vector clocks, a buffer starting
+    at the meet of its uses' strict pasts and ending at the join of its uses' clocks, so that
+    one ends before the other starts exactly when it precedes it.
+    """
+    import omnimalloc
+
+    reserved = graph.reserved
+    if conflicts == "serial":
+        steps = _schedule_steps(graph)
+        return [omnimalloc.Allocation(i, reserved[i], int(min(steps[list(uses)])),
+                                      int(max(steps[list(uses)])) + 1)
+                for i, uses in enumerate(graph.use_indices)]
+    clock, chain = _vector_clocks(graph)
+    past = clock.copy()
+    past[np.arange(len(chain)), chain] -= 1
+    allocations = []
+    for i, uses in enumerate(graph.use_indices):
+        uses = list(uses)
+        start = tuple(int(x) for x in past[uses].min(axis=0))
+        end = tuple(int(x) for x in clock[uses].max(axis=0))
+        allocations.append(omnimalloc.Allocation(i, reserved[i], start, end))
+    return allocations
+
+
+def best_omnimalloc(graph: planner.Graph, conflicts: str):
+    """(slab, allocator name, its seconds, valid) of the best of omnimalloc's greedy allocators."""
+    import omnimalloc
+
+    allocations = omnimalloc_allocations(graph, conflicts)
+    best = None
+    for name in OMNIMALLOC_GREEDY:
+        try:
+            placed, seconds = _timed(omnimalloc.allocate, allocations, name)
+        except (ValueError, RuntimeError):
+            continue  # an allocator that does not take these lifetimes (e.g. vector clocks)
+        slab = max((a.offset + a.size for a in placed), default=0)
+        if best is None or slab < best[0]:
+            best = (slab, name, seconds, placed)
+    if best is None:
+        return None
+    slab, name, seconds, placed = best
+    plan = _plan_from_offsets(graph, {a.id: a.offset for a in placed}, f"omnimalloc {name}",
+                              conflicts)
+    return slab, name, seconds, planner.verify(graph, plan).ok
+
+
+def _load(instance: Instance) -> planner.Graph:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # guessed sizes are the importer's business, not ours
+        return planner.load(instance.path)
+
+
+def _gap(slab: int, bound: int | None) -> str:
+    return f"{slab / bound - 1:+.2%}" if bound else f"{slab:,}"
+
+
+def measure(instance: Instance, budget: float | None, with_omnimalloc: bool) -> list[str]:
+    """One table row for `instance`."""
+    if instance.conflicts not in planner.CONFLICT_MODELS:
+        return [instance.name, instance.conflicts, "", "", "", "model not built yet"]
+    graph = _load(instance)
+    row = [instance.name, instance.conflicts, f"{len(graph.buffers):,}"]
+    bound = None
+    if callable(getattr(planner, "lower_bound", None)):
+        result, seconds = _timed(planner.lower_bound, graph, conflicts=instance.conflicts)
+        bound = result.bytes
+        row += [f"{bound:,}", f"{seconds:.2f}s"]
+    else:
+        row += ["-", ""]
+    for algorithm in planner.ALGORITHMS:
+        options = {"conflicts": instance.conflicts}
+        if algorithm == "search":
+            options["budget"] = budget if budget is not None else SEARCH_BUDGET[instance.conflicts]
+        plan, seconds = _timed(planner.plan, graph, algorithm=algorithm, **options)
+        valid = planner.verify(graph, plan).ok
+        row.append(f"{_gap(plan.slab_bytes, bound)} {seconds:.2f}s" if valid else "INVALID")
+        if algorithm == "search":
+            search_slab = plan.slab_bytes
+    if with_omnimalloc:
+        best = best_omnimalloc(graph, instance.conflicts)
+        if best is None:
+            row.append("no allocator took it")
+        else:
+            slab, name, seconds, valid = best
+            row.append(f"{_gap(slab, bound)} {seconds:.2f}s {name}" if valid
+                       else f"INVALID ({name})")
+    if instance.best_known:
+        row.append(f"{instance.best_known:,}")
+        if "search" in planner.ALGORITHMS:
+            row.append(f"{search_slab / instance.best_known - 1:+.2%}")
+    return row
+
+
+def main(argv=None) -> int:
+    """Print the quality table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run only instances whose name contains this text")
+    parser.add_argument("--budget", type=float, help="search budget in seconds for every instance")
+    parser.add_argument("--benchmarks", type=Path, default=DEFAULT_BENCHMARKS,
+                        help=f"folder of CSV benchmarks (default {DEFAULT_BENCHMARKS})")
+    args = parser.parse_args(argv)
+    try:
+        import omnimalloc  # noqa: F401
+        with_omnimalloc = True
+    except ImportError:
+        print("omnimalloc is not installed (pip install -e '.[bench]'): its column is left out",
+              file=sys.stderr)
+        with_omnimalloc = False
+
+    instances = onnx_instances() + csv_instances(args.benchmarks)
+    if args.only:
+        instances = [i for i in instances if args.only in i.name]
+    header = ["instance", "model", "buffers", "lower bound", "LB time"]
+    header += [f"{a} gap, time" for a in planner.ALGORITHMS]
+    if with_omnimalloc:
+        header.append("omnimalloc best greedy")
+    header += ["best known", "search vs best"]
+    rows = [header]
+    for instance in instances:
+        started = time.perf_counter()
+        rows.append(measure(instance, args.budget, with_omnimalloc))
+        print(f"{instance.name}: {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
+    rows = [row + [""] * (len(header) - len(row)) for row in rows]
+    widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) if c < 2 else cell.rjust(w)
+                        for c, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
