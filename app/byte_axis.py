@@ -40,6 +40,11 @@ class ByteAxis(pg.AxisItem):
         # Below one byte a tick means nothing.
         return [(max(spacing * unit, 1.0), offset * unit) for spacing, offset in levels]
 
+    def tickValues(self, minVal, maxVal, size):
+        """The default ticks without negative ones: no byte lives below offset 0."""
+        return [(spacing, [v for v in values if v >= 0])
+                for spacing, values in super().tickValues(minVal, maxVal, size)]
+
     def tickStrings(self, values, scale, spacing):
         """Each tick as a number in the current unit, with as few decimals as the spacing needs."""
         name, unit = self._unit

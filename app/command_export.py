@@ -45,6 +45,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from PySide6.QtCore import QSize
+    from PySide6.QtGui import QImageReader
 
     from .export import DEFAULT_SIZES, ensure_application, export_view
     from .session import Session
@@ -57,6 +58,7 @@ def run(args) -> int:
     size = QSize(args.width or default.width(), args.height or default.height())
     path = export_view(session, args.view, args.png, args.scale, size)
     app.processEvents()
-    print(f"wrote {path} ({round(size.width() * args.scale)} x "
-          f"{round(size.height() * args.scale)} pixels, {args.view} view)")
+    # The view may need more room than asked for; report the pixels actually written.
+    written = QImageReader(str(path)).size()
+    print(f"wrote {path} ({written.width()} x {written.height()} pixels, {args.view} view)")
     return 0

@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 import planner
 
@@ -66,6 +66,7 @@ class LifetimeView(QWidget):
         self.lower_bound = None
 
         self.summary = QLabel()
+        self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.legend = KindLegend()
         self.details = QLabel(HOVER_HINT)
         self.details.setWordWrap(True)
@@ -82,12 +83,15 @@ class LifetimeView(QWidget):
         plot.getAxis("left").setWidth(self.fontMetrics().horizontalAdvance("1,000.0 KiB") + 28)
         plot.hideButtons()
         self.view_box = plot.getViewBox()
+        self.view_box.setDefaultPadding(0.06)  # room for the peak label above the top box
         self.layer = RectLayer()
         self.layer.on_hover = session.hover_buffer
         self.layer.on_click = self._clicked
         plot.addItem(self.layer)
-        self.peak_line = self._line(PEAK_COLOR, 0.02)
-        self.lower_bound_line = self._line(BOUND_COLOR, 0.98)
+        # Peak label above its line at the left, bound label below its line at the right: both
+        # stay readable when the plan meets the bound and the lines coincide.
+        self.peak_line = self._line(PEAK_COLOR, 0.02, (0, 1))
+        self.lower_bound_line = self._line(BOUND_COLOR, 0.98, (1, 0))
         self.peak_marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(PEAK_COLOR),
                                               pen=pg.mkPen(None))
         plot.addItem(self.peak_marker, ignoreBounds=True)
@@ -95,10 +99,8 @@ class LifetimeView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)
-        top = QHBoxLayout()
-        top.addWidget(self.summary, 1)
-        top.addWidget(self.legend)
-        layout.addLayout(top)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.legend)
         layout.addWidget(self.plot_widget, 1)
         layout.addWidget(self.details)
 
@@ -110,11 +112,11 @@ class LifetimeView(QWidget):
         session.sigSelectionChanged.connect(self._pointer_changed)
         self._graph_changed()
 
-    def _line(self, color: QColor, label_position: float) -> pg.InfiniteLine:
+    def _line(self, color: QColor, label_position: float, anchor) -> pg.InfiniteLine:
         line = pg.InfiniteLine(angle=0, movable=False,
                                pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine),
                                label="", labelOpts={"position": label_position, "color": color,
-                                                    "anchors": [(0, 1), (1, 1)]})
+                                                    "anchors": [anchor, anchor]})
         self.plot_widget.getPlotItem().addItem(line, ignoreBounds=True)
         line.hide()
         return line

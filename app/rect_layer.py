@@ -76,6 +76,18 @@ class RectLayer(pg.GraphicsObject):
         """Each rectangle's (x, width, y, height) as drawn now, by name."""
         return {n: tuple(self._geometry[:, i]) for i, n in enumerate(self.names)}
 
+    def outlined(self) -> dict[str, QColor]:
+        """The outlined rectangles and their outline colours, by name."""
+        return {self.names[i]: color for i, (color, _width) in self._outlines.items()}
+
+    def shown_names(self) -> list[str]:
+        """Names of the rectangles on show, in drawing order."""
+        return [n for n, shown in zip(self.names, self._shown) if shown]
+
+    def opacity_of(self, name: str) -> int:
+        """The fill opacity (0-255) of rectangle `name`."""
+        return int(self._alpha[self._index[name]])
+
     def rect_of(self, name: str) -> QRectF:
         """The data rectangle of `name`."""
         x, w, y, h = self._geometry[:, self._index[name]]

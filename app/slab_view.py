@@ -89,12 +89,14 @@ class SlabView(QWidget):
         self._target = np.zeros((4, 0))
 
         self.summary = QLabel()
+        self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.legend = KindLegend()
         self.narration_label = QLabel()
         bold = QFont(self.narration_label.font())
         bold.setBold(True)
         self.narration_label.setFont(bold)
+        self.narration_label.setWordWrap(True)
         self.details = QLabel()
         self.details.setWordWrap(True)
         self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)

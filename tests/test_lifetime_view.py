@@ -1,0 +1,112 @@
+"""The lifetime map: boxes over DAG layers or schedule steps, the peak, the lower bound, hover."""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+import planner  # noqa: E402
+from app.lifetime_view import LifetimeView, buffer_lifetimes, dag_layers  # noqa: E402
+from app.palette import ANCESTOR, DESCENDANT  # noqa: E402
+from app.session import Session  # noqa: E402
+from tests.examples import DIAMOND, RELU_UNFUSED  # noqa: E402
+
+
+def make_view(qtbot, path=RELU_UNFUSED):
+    session = Session()
+    session.set_graph(planner.load(path), path)
+    view = LifetimeView(session)
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    return session, view
+
+
+def test_layers_are_longest_paths_from_a_source():
+    graph = planner.load(DIAMOND)
+    layer = dict(zip((n.name for n in graph.nodes), dag_layers(graph)))
+    assert layer == {"a": 0, "b": 1, "c": 1, "d": 2}
+
+
+def test_each_box_spans_its_buffers_lifetime_at_its_offset(qtbot):
+    session, view = make_view(qtbot)
+    # upload 0, lt_matmul 1, add_bias 2, relu 3, readback 4
+    spans = {"x": (0, 1), "w": (0, 1), "b": (0, 2), "workspace": (1, 1), "t0": (1, 2),
+             "t1": (2, 3), "y": (3, 4)}
+    for name, (first, last) in spans.items():
+        box = view.layer.rect_of(name)
+        assert first < box.left() < first + 0.5 and last + 0.5 < box.right() < last + 1
+        placement = session.plan.by_name[name]
+        assert (box.top(), box.height()) == (placement.offset, placement.reserved)
+    assert view.plot_widget.getPlotItem().getAxis("bottom").labelText == "DAG layer"
+
+
+def test_the_peak_is_marked_at_the_slab_size_over_the_buffer_that_reaches_it(qtbot):
+    session, view = make_view(qtbot)
+    assert view.peak_line.isVisible()
+    assert view.peak_line.value() == session.plan.slab_bytes == 1_196_288
+    assert "t0" in view.peak_line.label.toPlainText()
+    xs, ys = view.peak_marker.getData()
+    assert list(ys) == [1_196_288]
+    assert view.layer.rect_of("t0").left() < xs[0] < view.layer.rect_of("t0").right()
+
+
+def test_the_lower_bound_line_follows_the_planner(qtbot, monkeypatch):
+    calls = []
+
+    def fake_lower_bound(graph, conflicts="dag"):
+        calls.append(conflicts)
+        return SimpleNamespace(bytes=1_000_000, witness=("x",), conflicts=conflicts)
+
+    monkeypatch.setattr(planner, "lower_bound", fake_lower_bound, raising=False)
+    session, view = make_view(qtbot)
+    assert view.lower_bound_line.isVisible()
+    assert view.lower_bound_line.value() == 1_000_000
+    assert "lower bound" in view.lower_bound_line.label.toPlainText()
+    assert "above the bound" in view.summary.text()
+    session.set_order(["t1", "y"])
+    assert calls == ["dag"]  # computed once per graph and conflict model
+
+
+def test_without_a_lower_bound_in_the_planner_no_line_is_drawn(qtbot, monkeypatch):
+    monkeypatch.delattr(planner, "lower_bound", raising=False)
+    _session, view = make_view(qtbot)
+    assert not view.lower_bound_line.isVisible()
+    assert view.peak_line.isVisible()
+
+
+@pytest.mark.skipif(not hasattr(planner, "lower_bound"), reason="planner has no lower_bound yet")
+def test_the_real_lower_bound_is_drawn(qtbot):
+    session, view = make_view(qtbot)
+    expected = planner.lower_bound(session.graph, conflicts="dag").bytes
+    assert view.lower_bound_line.value() == expected <= session.plan.slab_bytes
+
+
+@pytest.mark.skipif("serial" not in planner.CONFLICT_MODELS, reason="no serial conflict model")
+def test_the_serial_model_uses_schedule_steps(qtbot):
+    session, view = make_view(qtbot, DIAMOND)
+    session.set_conflicts("serial")
+    first, last, step_name = buffer_lifetimes(session.graph, "serial")
+    assert step_name == "schedule step"
+    assert view.plot_widget.getPlotItem().getAxis("bottom").labelText == "schedule step"
+    index = session.graph.buffer_index
+    for name in ("p", "q", "r"):
+        box = view.layer.rect_of(name)
+        assert int(box.left()) == first[index[name]]
+
+
+def test_hover_and_node_highlight(qtbot):
+    session, view = make_view(qtbot)
+    assert view.hover_at(2.5, 100) == "t1"
+    assert session.hovered_buffer == "t1"
+    assert "conflicts" in view.details.text() and "add_bias, relu" in view.details.text()
+    session.hover_buffer(None)
+    session.hover_node("add_bias")
+    outlined = view.layer.outlined()
+    assert outlined == {"t0": ANCESTOR, "b": ANCESTOR, "t1": DESCENDANT}
+    assert [(lo, hi) for lo, hi, _c, _t in view.layer._bands] == [(2, 3)]
