@@ -163,6 +163,25 @@ def _free_name(base: str, taken) -> str:
     return name
 
 
+def _consumers(graph, node_names: list[str | None], provided: set[str],
+               path: Path) -> dict[str, list[str]]:
+    """Per tensor, the runtime nodes that read it, in model order; a read of a tensor nothing
+    provides is a PlanError."""
+    consumers: dict[str, list[str]] = {}
+    for node, name in zip(graph.node, node_names):
+        if name is None:
+            continue  # folded into a constant
+        for t in node.input:
+            if not t:
+                continue  # an omitted optional input
+            if t not in provided:
+                raise PlanError(f"{path}: node {name!r} reads tensor {t!r}, which no node, "
+                                f"input or initializer provides")
+            if name not in consumers.setdefault(t, []):
+                consumers[t].append(name)
+    return consumers
+
+
 def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
     """Read an ONNX model as a `Graph` (dag model, alignment 256) and notes on what was guessed.
 
@@ -190,18 +209,7 @@ def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
             producer.update((t, node_names[i]) for t in node.output if t)
     inputs = [v.name for v in graph.input if v.name not in constants]
     producer.update((t, upload) for t in inputs)
-    consumers: dict[str, list[str]] = {}
-    for i, node in enumerate(graph.node):
-        if i in folded_set:
-            continue
-        for t in node.input:
-            if not t:
-                continue  # an omitted optional input
-            if t not in producer and t not in constants:
-                raise PlanError(f"{path}: node {node_names[i]!r} reads tensor {t!r}, which no "
-                                f"node, input or initializer provides")
-            if node_names[i] not in consumers.setdefault(t, []):
-                consumers[t].append(node_names[i])
+    consumers = _consumers(graph, node_names, set(producer) | constants, path)
     outputs = [v.name for v in graph.output]
     for t in outputs:
         if t not in producer and t not in constants:
@@ -236,7 +244,7 @@ def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
                               outputs=tuple(t for t in node.output if t in slab_names)))
     nodes.append(Node(readback, "readback", inputs=tuple(t for t in outputs if t in slab_names)))
     used = {u for b in buffers for u in b.uses} | {e for pair in edges for e in pair}
-    nodes = [n for n in nodes if n.name in used or n.op not in ("upload", "readback")]
+    nodes = [n for n in nodes if n.name in used or n.name not in (upload, readback)]
 
     index = {n.name: i for i, n in enumerate(nodes)}
     successors = [[] for _ in nodes]
