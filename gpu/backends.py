@@ -247,8 +247,10 @@ def _host_name() -> str:
     return f"{model}, {os.cpu_count()} cores"
 
 
+@functools.cache
 def _cupy_with_device():
-    """CuPy, once a device answers; otherwise the one-line reason it cannot be used."""
+    """CuPy, once a device answers; otherwise the one-line reason it cannot be used (probed once
+    per process: a device does not come and go during a session)."""
     # CUB-accelerated reductions allocate temporary storage; CuPy's own kernels write into out=.
     os.environ.setdefault("CUPY_ACCELERATORS", "")
     try:
