@@ -42,12 +42,11 @@ def run(args) -> int:
                          algorithm=args.algorithm, conflicts=args.conflicts,
                          request_order=split_order(args.order),
                          execute_order_names=split_order(args.execute_order), layout=args.layout)
-    except planner.PlanError:
-        raise
     except (gpu.SlabAllocationError, MemoryError, RuntimeError) as exc:
-        # CuPy's driver and allocation failures arrive as RuntimeError / MemoryError subclasses
-        print(f"slabscope: run failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-              file=sys.stderr)
+        # CuPy's driver and allocation failures arrive as RuntimeError / MemoryError subclasses;
+        # a PlanError (bad input) goes on to the dispatcher
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"slabscope: run failed: {first_line}", file=sys.stderr)
         return EXIT_RUN_FAILED
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
