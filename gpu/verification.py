@@ -22,13 +22,11 @@ def tolerance_for(dtype) -> float:
 def _max_abs_diff(actual: np.ndarray, expected: np.ndarray) -> float:
     if actual.size == 0:
         return 0.0
-    if actual.dtype == np.bool_:
-        return float(np.count_nonzero(actual != expected))
     return float(np.max(np.abs(actual.astype(np.float64) - expected.astype(np.float64))))
 
 
 def _limit(expected: np.ndarray) -> float:
-    scale = float(np.max(np.abs(expected))) if expected.size and expected.dtype != np.bool_ else 0
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
     return tolerance_for(expected.dtype) * (1.0 + scale)
 
 
