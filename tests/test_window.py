@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import QMimeData, QModelIndex, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QModelIndex, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -125,7 +125,7 @@ def test_bad_session_file_is_reported(window, errors, tmp_path):
 def test_dropping_a_file_opens_it(window):
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(DIAMOND))])
-    enter = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
+    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, data,
                             Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
     window.dragEnterEvent(enter)
     assert enter.isAccepted()
