@@ -54,15 +54,16 @@ class ByteAxis(pg.AxisItem):
 
 
 class StepAxis(pg.AxisItem):
-    """Whole-number ticks at the middle of each step (a step k spans [k, k+1) on the axis)."""
+    """Whole-number ticks at the middle of each step (a step k spans [k, k+1) on the axis);
+    none below step 0."""
 
     def tickValues(self, minVal, maxVal, size):
         """Ticks of the default spacing, never finer than one step, shifted to step centres."""
-        levels = [(spacing, [v + 0.5 for v in values if float(v).is_integer()])
+        levels = [(spacing, [v + 0.5 for v in values if float(v).is_integer() and v >= 0])
                   for spacing, values in super().tickValues(minVal - 0.5, maxVal - 0.5, size)
                   if spacing >= 1]
         if not levels:
-            first, last = int(minVal), int(maxVal)
+            first, last = max(0, int(minVal)), int(maxVal)
             levels = [(1.0, [k + 0.5 for k in range(first, last + 1)])]
         return levels
 

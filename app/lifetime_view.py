@@ -63,6 +63,8 @@ class LifetimeView(QWidget):
         self._node_roles: dict = {}
         self._node_layer: dict[str, int] = {}
         self._bound_cache: dict = {}
+        self._lifetime_cache: dict = {}
+        self._fills: list = []
         self.lower_bound = None
 
         self.summary = QLabel()
@@ -105,7 +107,6 @@ class LifetimeView(QWidget):
         layout.addWidget(self.details)
 
         session.sigGraphChanged.connect(self._graph_changed)
-        session.sigSettingsChanged.connect(self._redraw)
         session.sigPlanChanged.connect(self._redraw)
         session.sigHoverBuffer.connect(self._pointer_changed)
         session.sigHoverNode.connect(self._pointer_changed)
@@ -116,7 +117,8 @@ class LifetimeView(QWidget):
         line = pg.InfiniteLine(angle=0, movable=False,
                                pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine),
                                label="", labelOpts={"position": label_position, "color": color,
-                                                    "anchors": [anchor, anchor]})
+                                                    "anchors": [anchor, anchor],
+                                                    "fill": (255, 255, 255, 210)})
         self.plot_widget.getPlotItem().addItem(line, ignoreBounds=True)
         line.hide()
         return line
@@ -125,8 +127,11 @@ class LifetimeView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._bound_cache = {}
+        self._bound_cache, self._lifetime_cache = {}, {}
         self._node_roles = buffers_by_node(graph) if graph is not None else {}
+        # Colours depend only on kind and buffer index, so a re-plan reuses them.
+        self._fills = [buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)] \
+            if graph is not None else []
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
         self._redraw()
@@ -142,8 +147,11 @@ class LifetimeView(QWidget):
             self.summary.setText(f"<span style='color:#B00020'>no plan: {self.session.plan_error}"
                                  "</span>" if self.session.plan_error else "no graph open")
             return
-        first, last, step_name = buffer_lifetimes(graph, self.session.conflicts)
-        self._node_layer = self._node_steps(graph, step_name)
+        conflicts = self.session.conflicts
+        if conflicts not in self._lifetime_cache:
+            lifetimes = buffer_lifetimes(graph, conflicts)
+            self._lifetime_cache[conflicts] = (*lifetimes, self._node_steps(graph, lifetimes[2]))
+        first, last, step_name, self._node_layer = self._lifetime_cache[conflicts]
         index = graph.buffer_index
         self._names = [p.name for p in plan.placements]
         rows = np.array([index[n] for n in self._names], dtype=np.int64)
@@ -151,8 +159,7 @@ class LifetimeView(QWidget):
         width = last[rows] - first[rows] + 1 - 2 * STEP_MARGIN
         y = np.array([p.offset for p in plan.placements], dtype=float)
         height = np.array([p.reserved for p in plan.placements], dtype=float)
-        fills = [buffer_color(graph.buffers[i].kind, int(i)) for i in rows]
-        self.layer.set_rects(self._names, x, width, y, height, fills)
+        self.layer.set_rects(self._names, x, width, y, height, [self._fills[i] for i in rows])
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)
         self._mark_peak(plan, x, width, y + height)
         self._mark_lower_bound(graph, plan)

@@ -28,6 +28,7 @@ class RectLayer(pg.GraphicsObject):
         self._index: dict[str, int] = {}
         self._geometry = np.zeros((4, 0))
         self._fills: list[QColor] = []
+        self._fill_cache: dict[tuple[int, int], QColor] = {}
         self._alpha = np.zeros(0)
         self._shown = np.zeros(0, dtype=bool)
         self._outlines: dict[int, tuple[QColor, float]] = {}
@@ -44,6 +45,7 @@ class RectLayer(pg.GraphicsObject):
         self.names = list(names)
         self._index = {n: i for i, n in enumerate(self.names)}
         self._fills = list(fills)
+        self._fill_cache: dict[tuple[int, int], QColor] = {}
         self._alpha = np.full(len(self.names), 255.0)
         self._shown = np.ones(len(self.names), dtype=bool)
         self._outlines = {}
@@ -131,20 +133,33 @@ class RectLayer(pg.GraphicsObject):
         ratio = device.devicePixelRatioF() or 1.0
         vis_w, vis_h = device.width() / ratio, device.height() / ratio
         visible = self._shown & (right >= 0) & (left <= vis_w) & (bottom >= 0) & (top <= vis_h)
+        indices = np.flatnonzero(visible)
+        width, height = (right - left)[indices], (bottom - top)[indices]
+        # Plain floats build QRectF far faster than NumPy scalars do.
+        boxes = list(map(QRectF, left[indices].tolist(), top[indices].tolist(),
+                         width.tolist(), height.tolist()))
         painter.save()
         painter.resetTransform()
         self._paint_bands(painter, t, top[self._shown], bottom[self._shown])
-        painter.setPen(Qt.PenStyle.NoPen)
-        indices = np.flatnonzero(visible)
-        boxes = [QRectF(left[i], top[i], right[i] - left[i], bottom[i] - top[i]) for i in indices]
-        for i, box in zip(indices, boxes):
-            color = QColor(self._fills[i])
-            color.setAlpha(int(self._alpha[i]))
-            painter.fillRect(box, color)
-        self._paint_edges(painter, indices, boxes)
+        alpha = self._alpha[indices].astype(int).tolist()
+        for i, box, a in zip(indices.tolist(), boxes, alpha):
+            painter.fillRect(box, self._fill_with_alpha(i, a))
+        roomy = (width >= 4) & (height >= 4) & (self._alpha[indices] > 200)
+        self._paint_edges(painter, [boxes[k] for k in np.flatnonzero(roomy).tolist()])
         self._paint_outlines(painter, left, top, right, bottom)
-        self._paint_labels(painter, indices, boxes)
+        labelled = np.flatnonzero((width >= LABEL_MIN_WIDTH) & (height >= LABEL_MIN_HEIGHT))
+        self._paint_labels(painter, [(int(indices[k]), boxes[k]) for k in labelled.tolist()])
         painter.restore()
+
+    def _fill_with_alpha(self, i: int, alpha: int) -> QColor:
+        """Rectangle i's fill at `alpha`, cached since only a few opacities are ever used."""
+        key = (i, alpha)
+        color = self._fill_cache.get(key)
+        if color is None:
+            color = QColor(self._fills[i])
+            color.setAlpha(alpha)
+            self._fill_cache[key] = color
+        return color
 
     def _paint_bands(self, painter, t, tops, bottoms) -> None:
         if not self._bands or tops.size == 0:
@@ -160,15 +175,15 @@ class RectLayer(pg.GraphicsObject):
                 painter.drawText(band.adjusted(2, 2, -2, -2),
                                  Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, label)
 
-    def _paint_edges(self, painter, indices, boxes) -> None:
-        """A thin light edge between neighbouring boxes of similar colour, where there is room."""
+    def _paint_edges(self, painter, boxes) -> None:
+        """A thin light edge between neighbouring boxes of similar colour."""
+        if not boxes:
+            return
         pen = QPen(EDGE_COLOR, 1)
         pen.setCosmetic(True)
         painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        for i, box in zip(indices, boxes):
-            if box.width() >= 4 and box.height() >= 4 and self._alpha[i] > 200:
-                painter.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5))
+        painter.drawRects([box.adjusted(0.5, 0.5, -0.5, -0.5) for box in boxes])
 
     def _paint_outlines(self, painter, left, top, right, bottom) -> None:
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -183,11 +198,10 @@ class RectLayer(pg.GraphicsObject):
                                     max(right[i] - left[i] - width, 1.0),
                                     max(bottom[i] - top[i] - width, 1.0)))
 
-    def _paint_labels(self, painter, indices, boxes) -> None:
+    def _paint_labels(self, painter, room) -> None:
+        """Each (index, box) in `room` gets its name, elided to the box, dark or light on its fill."""
         metrics = QFontMetricsF(painter.font())
         if metrics.height() > 0:
-            room = [(i, b) for i, b in zip(indices, boxes)
-                    if b.width() >= LABEL_MIN_WIDTH and b.height() >= LABEL_MIN_HEIGHT]
             for i, box in room:
                 fill = self._fills[i]
                 dark = self._alpha[i] > 140 and fill.lightnessF() < 0.55

@@ -11,13 +11,14 @@ def slab_lanes(placements) -> list[int]:
     Buffers that share bytes therefore sit in different lanes, and a buffer that reuses the bytes
     of earlier ones stacks above them. This is only a drawing choice; the plan decides the bytes.
     """
-    starts = np.array([p.offset for p in placements], dtype=float)
-    ends = np.array([p.end for p in placements], dtype=float)
-    lanes = np.zeros(len(placements), dtype=int)
-    for i in range(len(placements)):
-        below = (starts[:i] < ends[i]) & (ends[:i] > starts[i])
-        taken = np.unique(lanes[:i][below])
-        # The first lane number missing from the sorted taken lanes.
-        free = np.flatnonzero(taken != np.arange(taken.size))
-        lanes[i] = free[0] if free.size else taken.size
+    count = len(placements)
+    starts = np.fromiter((p.offset for p in placements), dtype=float, count=count)
+    ends = np.fromiter((p.end for p in placements), dtype=float, count=count)
+    lanes = np.zeros(count, dtype=np.int64)
+    taken = np.zeros(count + 1, dtype=bool)
+    for i in range(count):
+        below = lanes[:i][(starts[:i] < ends[i]) & (ends[:i] > starts[i])]
+        taken[below] = True
+        lanes[i] = int(np.argmin(taken))  # the first lane no overlapping buffer holds
+        taken[below] = False
     return lanes.tolist()

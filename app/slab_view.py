@@ -27,7 +27,8 @@ TWEEN_MS = 220              # old layout to new layout after a re-plan
 FRAME_MS = 16
 PLACED_ALPHA = 150          # already-placed buffers the current request may overlap
 LANDING = QColor("#111111")
-LABEL_HEADROOM = 0.35        # of a lane, above the top one
+MANY_LANES = 24             # beyond this the lane axis zooms too
+LABEL_HEADROOM = 0.35       # of a lane, above the top one
 HOVER_HINT = "Point at a box for its bytes, offset, uses and conflicts; click to select."
 
 
@@ -87,6 +88,8 @@ class SlabView(QWidget):
         self._position: dict[str, int] = {}
         self._node_roles: dict = {}
         self._target = np.zeros((4, 0))
+        self._fills: dict = {}
+        self._zoom_lanes = False
 
         self.summary = QLabel()
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
@@ -191,6 +194,9 @@ class SlabView(QWidget):
     def _graph_changed(self) -> None:
         graph = self.session.graph
         self._node_roles = buffers_by_node(graph) if graph is not None else {}
+        # Colours depend only on kind and buffer index, so a re-plan reuses them.
+        self._fills = {b.name: buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)} \
+            if graph is not None else {}
         self.legend.set_kinds(b.kind for b in graph.buffers) if graph is not None else None
 
     def _plan_changed(self, old, new) -> None:
@@ -229,12 +235,13 @@ class SlabView(QWidget):
                                  [p.reserved for p in placements],
                                  lanes + (1 - LANE_FILL) / 2,
                                  np.full(len(placements), LANE_FILL)], dtype=float)
-        index = graph.buffer_index
-        fills = [buffer_color(graph.buffers[index[n]].kind, index[n]) for n in self._order]
-        self.layer.set_rects(self._order, *self._target, fills)
+        self.layer.set_rects(self._order, *self._target, [self._fills[n] for n in self._order])
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         # Headroom above the top lane for the name of the request being placed.
         self.view_box.setYRange(0, lane_count + LABEL_HEADROOM * max(1, lane_count / 4), padding=0)
+        # Lanes get thin on big graphs, so there the lanes can be zoomed as well as the bytes.
+        self._zoom_lanes = lane_count > MANY_LANES
+        self.plot_widget.getPlotItem().setMouseEnabled(x=True, y=self._zoom_lanes)
         self.slab_end.setValue(plan.slab_bytes)
         self.slab_end.label.setFormat(f"slab end {format_bytes(plan.slab_bytes)}")
         self.slab_end.show()
@@ -347,7 +354,7 @@ class SlabView(QWidget):
         elif key == Qt.Key.Key_Escape:
             self.animation.show_plan()
         else:
-            return zoom_pan_key(self.view_box, key)
+            return zoom_pan_key(self.view_box, key, zoom_y=self._zoom_lanes)
         return True
 
     def hideEvent(self, event) -> None:
