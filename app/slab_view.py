@@ -271,8 +271,13 @@ class SlabView(QWidget):
         elif name is None:
             self.plot_widget.setToolTip("")
 
-    def _step_changed(self, _index) -> None:
+    def _step_changed(self, index) -> None:
         self._refresh_emphasis()
+        if index is not None and self._order:
+            # The request drops from above the top lane into its place, so the eye follows it.
+            start = self._target.copy()
+            start[2, index] = self.view_box.viewRange()[1][1]
+            self.tween.run(start, self._target)
 
     def _playing_changed(self, playing: bool) -> None:
         SP = QStyle.StandardPixmap
@@ -310,9 +315,9 @@ class SlabView(QWidget):
         self.layer.set_bands([(lo, hi, CONFLICT_OUTLINE, "gap too small")
                               for lo, hi in step.skipped_gaps])
         self.narration_label.setText(self.animation.narration)
-        box = self.layer.rect_of(step.name)
+        x, width, y, height = self._target[:, step.request]
         self.landing_label.setText(f"▼ {step.name}")
-        self.landing_label.setPos(box.center().x(), box.bottom())
+        self.landing_label.setPos(x + width / 2, y + height)
         self.landing_label.show()
 
     def highlighted_conflicts(self) -> tuple[str, ...]:

@@ -110,3 +110,11 @@ def test_hover_and_node_highlight(qtbot):
     outlined = view.layer.outlined()
     assert outlined == {"t0": ANCESTOR, "b": ANCESTOR, "t1": DESCENDANT}
     assert [(lo, hi) for lo, hi, _c, _t in view.layer._bands] == [(2, 3)]
+
+
+def test_keys_zoom_both_axes(qtbot):
+    _session, view = make_view(qtbot)
+    (x0, x1), (y0, y1) = view.view_box.viewRange()
+    qtbot.keyClick(view.plot_widget, "+")
+    (a0, a1), (b0, b1) = view.view_box.viewRange()
+    assert a1 - a0 < x1 - x0 and b1 - b0 < y1 - y0

@@ -202,3 +202,38 @@ def test_byte_axis_labels_in_binary_units(qapp):
     levels = axis.tickSpacing(0, 1_196_288, 800)
     assert levels[0][0] % 1024 == 0
     assert axis.tickStrings([0, 204_800], 1, 204_800) == ["0 KiB", "200 KiB"]
+
+
+def test_each_step_drops_the_request_into_its_lane(view, qtbot):
+    view.animation.step_forward()
+    assert view.tween.running
+    qtbot.waitUntil(lambda: not view.tween.running, timeout=2000)
+    assert view.layer.rect_of("x").y() == pytest.approx(view._target[2, 0])
+
+
+def test_a_replan_during_the_replay_keeps_the_step(view, session):
+    for _ in range(3):
+        view.animation.step_forward()
+    session.set_order(["y", "t1"])
+    assert view.animation.current_step == 2
+    assert view.animation.step.name == session.plan.steps[2].name
+    with pytest.raises(ValueError):
+        view.animation.set_speed(0)
+
+
+def test_tall_plans_let_the_lanes_zoom(qtbot):
+    # Forty buffers used by one node each along a chain all reuse the same bytes: forty lanes.
+    nodes = [f"n{i}" for i in range(40)]
+    graph = planner.graph_from_dict({
+        "nodes": nodes, "edges": [[a, b] for a, b in zip(nodes, nodes[1:])],
+        "buffers": [{"name": f"b{i}", "bytes": 256, "uses": [f"n{i}"]} for i in range(40)]})
+    session = Session()
+    session.set_graph(graph)
+    widget = SlabView(session)
+    qtbot.addWidget(widget)
+    assert len(set(slab_lanes(session.plan.placements))) == 40
+    assert widget.view_box.state["mouseEnabled"] == [True, True]
+    (_x0, _x1), (y0, y1) = widget.view_box.viewRange()
+    widget.handle_key(Qt.Key.Key_Plus)
+    (_a, _b), (z0, z1) = widget.view_box.viewRange()
+    assert z1 - z0 < y1 - y0
