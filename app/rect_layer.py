@@ -140,7 +140,7 @@ class RectLayer(pg.GraphicsObject):
                          width.tolist(), height.tolist()))
         painter.save()
         painter.resetTransform()
-        self._paint_bands(painter, t, top[self._shown], bottom[self._shown])
+        band_labels = self._paint_bands(painter, t, top[self._shown], bottom[self._shown])
         alpha = self._alpha[indices].astype(int).tolist()
         for i, box, a in zip(indices.tolist(), boxes, alpha):
             painter.fillRect(box, self._fill_with_alpha(i, a))
@@ -149,6 +149,7 @@ class RectLayer(pg.GraphicsObject):
         self._paint_outlines(painter, left, top, right, bottom)
         labelled = np.flatnonzero((width >= LABEL_MIN_WIDTH) & (height >= LABEL_MIN_HEIGHT))
         self._paint_labels(painter, [(int(indices[k]), boxes[k]) for k in labelled.tolist()])
+        self._paint_band_labels(painter, band_labels)
         painter.restore()
 
     def _fill_with_alpha(self, i: int, alpha: int) -> QColor:
@@ -161,19 +162,31 @@ class RectLayer(pg.GraphicsObject):
             self._fill_cache[key] = color
         return color
 
-    def _paint_bands(self, painter, t, tops, bottoms) -> None:
+    def _paint_bands(self, painter, t, tops, bottoms) -> list[tuple[QRectF, QColor, str]]:
+        """Hatched bands behind the boxes; returns where their labels go (drawn over the boxes)."""
         if not self._bands or tops.size == 0:
-            return
+            return []
         y0, y1 = tops.min() - 4, bottoms.max() + 4
+        labels = []
         for x0, x1, color, label in self._bands:
             a, b = sorted((x0 * t.m11() + t.dx(), x1 * t.m11() + t.dx()))
             band = QRectF(a, y0, max(b - a, 2.0), y1 - y0)
             painter.fillRect(band, QBrush(color, Qt.BrushStyle.BDiagPattern))
             painter.fillRect(band, QColor(color.red(), color.green(), color.blue(), 30))
             if label and band.width() > 40:
-                painter.setPen(color.darker(130))
-                painter.drawText(band.adjusted(2, 2, -2, -2),
-                                 Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, label)
+                labels.append((band, color, label))
+        return labels
+
+    def _paint_band_labels(self, painter, labels) -> None:
+        metrics = QFontMetricsF(painter.font())
+        for band, color, label in labels:
+            text = metrics.elidedText(label, Qt.TextElideMode.ElideRight, band.width() - 4)
+            box = QRectF(0, 0, metrics.horizontalAdvance(text) + 6, metrics.height() + 2)
+            box.moveCenter(band.center())
+            box.moveTop(band.top() - box.height() - 1)
+            painter.fillRect(box, QColor(255, 255, 255, 220))
+            painter.setPen(color.darker(130))
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
 
     def _paint_edges(self, painter, boxes) -> None:
         """A thin light edge between neighbouring boxes of similar colour."""

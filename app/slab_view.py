@@ -312,7 +312,8 @@ class SlabView(QWidget):
         if hovered is not None and hovered in self._position and hovered not in outlines:
             outlines[hovered] = (HOVERED, 3.0)
         self.layer.set_emphasis(shown=shown, alpha=alpha, outlines=outlines)
-        self.layer.set_bands([(lo, hi, CONFLICT_OUTLINE, "gap too small")
+        self.layer.set_bands([(lo, hi, CONFLICT_OUTLINE,
+                               f"{format_bytes(hi - lo)} < {format_bytes(step.reserved)}")
                               for lo, hi in step.skipped_gaps])
         self.narration_label.setText(self.animation.narration)
         x, width, y, height = self._target[:, step.request]
