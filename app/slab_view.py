@@ -273,8 +273,10 @@ class SlabView(QWidget):
 
     def _step_changed(self, index) -> None:
         self._refresh_emphasis()
-        if index is not None and self._order:
-            # The request drops from above the top lane into its place, so the eye follows it.
+        fast = self.animation.playing and self.animation.speed * TWEEN_MS > 1000
+        if index is not None and self._order and not fast:
+            # The request drops from above the top lane into its place, so the eye follows it;
+            # when steps come faster than a drop lasts, boxes just appear.
             start = self._target.copy()
             start[2, index] = self.view_box.viewRange()[1][1]
             self.tween.run(start, self._target)
