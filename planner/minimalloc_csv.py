@@ -22,17 +22,19 @@ REQUIRED_COLUMNS = ("id", "lower", "upper", "size")
 OPTIONAL_COLUMNS = ("alignment", "offset")
 
 
-def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
-    """The header (lower-cased, stripped) and the data rows, as text."""
+def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
+    """The header (lower-cased, stripped), the data rows as text, and each row's line number."""
     try:
         with path.open(newline="", encoding="utf-8") as handle:
-            rows = [row for row in csv.reader(handle) if row]
+            reader = csv.reader(handle)
+            numbered = [(reader.line_num, row) for row in reader if row]
     except OSError as exc:
         raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, csv.Error) as exc:
         raise PlanError(f"{path}: not a readable CSV file: {exc}") from None
-    if not rows:
+    if not numbered:
         raise PlanError(f"{path}: empty file; expected a header {','.join(REQUIRED_COLUMNS)}")
+    lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
     header = [c.strip().lower() for c in rows[0]]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
@@ -44,7 +46,7 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
                             f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
     if len(set(header)) < len(header):
         raise PlanError(f"{path}: a column appears twice in the header")
-    return header, rows[1:]
+    return header, rows[1:], lines[1:]
 
 
 def _integer(text: str, path: Path, line: int, column: str) -> int:
@@ -57,18 +59,18 @@ def _integer(text: str, path: Path, line: int, column: str) -> int:
 
 def _parse(path: Path):
     """Validated rows: ids, lowers, uppers, sizes, the alignment, and offsets by id."""
-    header, rows = _read_rows(path)
+    header, rows, lines = _read_rows(path)
     width = len(header)
-    for line, row in enumerate(rows, start=2):
+    for line, row in zip(lines, rows):
         if len(row) != width:
             raise PlanError(f"{path}: line {line}: expected {width} fields, got {len(row)}")
     columns = list(zip(*rows)) if rows else [()] * width
     col = dict(zip(header, columns))
     ids = [name.strip() for name in col["id"]]
     lowers, uppers, sizes = ([_integer(text, path, line, name) for line, text in
-                              enumerate(col[name], start=2)] for name in ("lower", "upper", "size"))
+                              zip(lines, col[name])] for name in ("lower", "upper", "size"))
     seen: set[str] = set()
-    for line, (name, lower, upper, size) in enumerate(zip(ids, lowers, uppers, sizes), start=2):
+    for line, name, lower, upper, size in zip(lines, ids, lowers, uppers, sizes):
         if not name or name in seen:
             raise PlanError(f"{path}: line {line}: " + (f"duplicate id {name!r}" if name
                                                         else "empty id"))
@@ -82,7 +84,7 @@ def _parse(path: Path):
     alignment = 1
     if "alignment" in col:
         alignments = {_integer(t, path, line, "alignment")
-                      for line, t in enumerate(col["alignment"], start=2)}
+                      for line, t in zip(lines, col["alignment"])}
         if len(alignments) > 1:
             raise PlanError(f"{path}: buffers have different alignments {sorted(alignments)}; "
                             f"a slab has one alignment")
@@ -90,7 +92,7 @@ def _parse(path: Path):
         if alignment <= 0:
             raise PlanError(f"{path}: alignment must be positive, got {alignment}")
     offsets = {}
-    for line, (name, text) in enumerate(zip(ids, col.get("offset", ())), start=2):
+    for line, name, text in zip(lines, ids, col.get("offset", ())):
         if text.strip():
             offsets[name] = _integer(text, path, line, "offset")
             if offsets[name] < 0:
