@@ -248,6 +248,7 @@ class LifetimeView(QWidget):
             self.session.select_buffers((name,))
 
     def eventFilter(self, watched, event) -> bool:
+        """Keys pressed over the plot zoom and pan."""
         if watched is self.plot_widget and event.type() == QEvent.Type.KeyPress:
             return zoom_pan_key(self.view_box, event.key(), zoom_x=True, zoom_y=True)
         return super().eventFilter(watched, event)

@@ -116,9 +116,11 @@ class RectLayer(pg.GraphicsObject):
     # --- QGraphicsItem -------------------------------------------------------------------
 
     def boundingRect(self) -> QRectF:
+        """The union of all rectangles, in data coordinates."""
         return QRectF(self._bounds)
 
     def paint(self, painter, option, widget=None):
+        """Bands, fills, edges, outlines and labels, drawn in device pixels."""
         if not self.names:
             return
         t = painter.transform()
@@ -226,6 +228,7 @@ class RectLayer(pg.GraphicsObject):
     # --- pointer (pyqtgraph delivers these in item = data coordinates) --------------------
 
     def hoverEvent(self, event):
+        """Report the rectangle under the pointer, or None when it leaves."""
         if self.on_hover is None:
             return
         if event.isExit():
@@ -235,6 +238,7 @@ class RectLayer(pg.GraphicsObject):
         self.on_hover(self.name_at(pos.x(), pos.y()))
 
     def mouseClickEvent(self, event):
+        """Report a left click with the rectangle under it (None on empty space)."""
         if self.on_click is None or event.button() != Qt.MouseButton.LeftButton:
             return
         pos: QPointF = event.pos()

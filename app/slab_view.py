@@ -194,10 +194,11 @@ class SlabView(QWidget):
     def _graph_changed(self) -> None:
         graph = self.session.graph
         self._node_roles = buffers_by_node(graph) if graph is not None else {}
-        # Colours depend only on kind and buffer index, so a re-plan reuses them.
-        self._fills = {b.name: buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)} \
-            if graph is not None else {}
-        self.legend.set_kinds(b.kind for b in graph.buffers) if graph is not None else None
+        self._fills = {}
+        if graph is not None:
+            # Colours depend only on kind and buffer index, so a re-plan reuses them.
+            self._fills = {b.name: buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)}
+            self.legend.set_kinds(b.kind for b in graph.buffers)
 
     def _plan_changed(self, old, new) -> None:
         same_graph = self.session.graph is self._graph
@@ -347,6 +348,7 @@ class SlabView(QWidget):
             self.session.select_buffers((name,))
 
     def eventFilter(self, watched, event) -> bool:
+        """Keys pressed over the plot zoom, pan or drive the replay."""
         if watched is self.plot_widget and event.type() == QEvent.Type.KeyPress:
             return self.handle_key(event.key())
         return super().eventFilter(watched, event)
@@ -366,6 +368,7 @@ class SlabView(QWidget):
         return True
 
     def hideEvent(self, event) -> None:
+        """A hidden bar stops replaying and settles its boxes."""
         self.animation.pause()
         self.tween.finish()
         super().hideEvent(event)
