@@ -1,5 +1,7 @@
 """`search`: try a portfolio of request orders, then improve the best by local search.
 
+Under the serial model on small traces the improvement step searches skyline packings instead
+(`skyline`), and the best one is requested in offset order.
 Every candidate is a request order placed by first or best fit, so the winner is replayed by the
 traced placer and its plan reads like any greedy plan. The portfolio includes first fit in the
 caller's request order, so the search is never worse than first fit. It stops early when a plan
@@ -17,6 +19,7 @@ from .graph import Graph
 from .lower_bound import lower_bound
 from .packing import Packer, fits_int64
 from .plan import Plan
+from .skyline import WORK_LIMIT, skyline_offsets
 
 # Local search moves per check of the clock.
 _MOVES_PER_CLOCK = 16
@@ -44,11 +47,27 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float) -> P
         if best[0] <= bound or time.perf_counter() > deadline:
             break
     height, label, winner, fit = best
-    improved = _local_search(packer, winner, FITS[fit], height, bound, deadline)
-    if improved is not None:
-        winner = improved
-        label += " + local search"
+    if height > bound and _skyline_affordable(model):
+        offsets, _ = skyline_offsets(packer.size, model.first, model.last, bound, deadline)
+        # Placing a skyline packing in offset order by first fit reproduces (or beats) it.
+        in_offset_order = np.lexsort((model.first, offsets))
+        packed = packer.height(in_offset_order, FITS["first"])
+        if packed < height:
+            height, label, winner, fit = packed, "skyline packing + local search", \
+                in_offset_order, "first"
+    else:
+        improved = _local_search(packer, winner, FITS[fit], height, bound, deadline)
+        if improved is not None:
+            winner = improved
+            label += " + local search"
     return plan_order(graph, model, winner, fit, capacity, f"search ({label}, {fit} fit)", packer)
+
+
+def _skyline_affordable(model) -> bool:
+    """Whether skyline packings are cheap enough to search with (serial model, small traces)."""
+    if model.name != "serial" or not len(model.first):
+        return False
+    return len(model.first) * (int(model.last.max()) + 1) <= WORK_LIMIT
 
 
 def _portfolio(graph: Graph, model, order: np.ndarray):

@@ -1,0 +1,162 @@
+"""Skyline packing of interval lifetimes (the serial model), improved by local search.
+
+Every serial plan can be pushed down, without growing, until each buffer rests on the highest
+buffer below it within its lifetime (or on 0). Such packings grow from the bottom: keep the
+*skyline*, the top of what is placed at each step; at the lowest valley some unplaced buffer
+still needs, place the best-ranked buffer whose lifetime fits inside the valley, or, when none
+does, raise the valley to its lower rim (the classic best-fit rule of strip packing). A ranking
+of the buffers decides every packing; local search swaps ranks and keeps swaps that do not
+raise the slab. Useful where greedy orders leave holes that no later request fills.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+try:
+    from numba import njit, objmode
+except ImportError:  # numba is optional: plain Python then (same results, far fewer tries)
+    njit = None
+
+if njit is not None:
+    @njit(cache=True)
+    def _clock():
+        with objmode(now="float64"):
+            now = time.perf_counter()
+        return now
+else:
+    def njit(*args, **kwargs):
+        return args[0] if args and callable(args[0]) else (lambda f: f)
+
+    _clock = time.perf_counter
+
+# Packings between two looks at the clock.
+_PACKINGS_PER_CLOCK = 64
+
+# Past this many buffer-steps (buffers times steps), one packing costs too much to search with.
+WORK_LIMIT = 5_000_000
+
+
+@njit(cache=True)
+def _by_first_step(first, steps):
+    """Buffers grouped by first step (CSR: starts, members)."""
+    n = first.shape[0]
+    count = np.zeros(steps + 1, np.int64)
+    for i in range(n):
+        count[first[i] + 1] += 1
+    starts = np.cumsum(count)
+    members = np.empty(n, np.int64)
+    fill = starts[:-1].copy()
+    for i in range(n):
+        members[fill[first[i]]] = i
+        fill[first[i]] += 1
+    return starts, members
+
+
+@njit(cache=True)
+def pack(size, first, last, rank, steps, starts, members):
+    """Offsets and height of the skyline packing that prefers lower `rank` (best fit)."""
+    n = size.shape[0]
+    sky = np.zeros(steps, np.int64)
+    needed = np.zeros(steps, np.int64)  # unplaced buffers live at each step
+    for i in range(n):
+        for t in range(first[i], last[i] + 1):
+            needed[t] += 1
+    placed = np.zeros(n, np.bool_)
+    offset = np.zeros(n, np.int64)
+    remaining = n
+    top = 0
+    while remaining > 0:
+        low = -1
+        for t in range(steps):
+            if needed[t] > 0 and (low < 0 or sky[t] < sky[low]):
+                low = t
+        floor = sky[low]
+        # The valley: steps around `low` at the same height that some buffer still needs.
+        lo = low
+        while lo > 0 and needed[lo - 1] > 0 and sky[lo - 1] == floor:
+            lo -= 1
+        hi = low
+        while hi < steps - 1 and needed[hi + 1] > 0 and sky[hi + 1] == floor:
+            hi += 1
+        chosen = -1
+        for t in range(lo, hi + 1):
+            for k in range(starts[t], starts[t + 1]):
+                b = members[k]
+                if not placed[b] and last[b] <= hi and (chosen < 0 or rank[b] < rank[chosen]):
+                    chosen = b
+        if chosen >= 0:
+            for t in range(first[chosen], last[chosen] + 1):
+                sky[t] = floor + size[chosen]
+                needed[t] -= 1
+            placed[chosen] = True
+            offset[chosen] = floor
+            top = max(top, floor + size[chosen])
+            remaining -= 1
+        else:
+            # Nothing fits inside: every buffer here rests at least as high as the lower rim.
+            rim = -1
+            if lo > 0 and needed[lo - 1] > 0:
+                rim = sky[lo - 1]
+            if hi < steps - 1 and needed[hi + 1] > 0 and (rim < 0 or sky[hi + 1] < rim):
+                rim = sky[hi + 1]
+            for t in range(lo, hi + 1):
+                sky[t] = rim
+    return offset, top
+
+
+@njit(cache=True)
+def _improve(size, first, last, rank, bound, deadline, seed):
+    """Swap ranks at random until `deadline` or `bound`; keep swaps that do not raise the slab."""
+    np.random.seed(seed)
+    n = size.shape[0]
+    steps = 0
+    for i in range(n):
+        steps = max(steps, last[i] + 1)
+    starts, members = _by_first_step(first, steps)
+    rank = rank.copy()
+    offset, height = pack(size, first, last, rank, steps, starts, members)
+    best_offset = offset.copy()
+    best = height
+    tries = 0
+    while best > bound and n > 1:
+        tries += 1
+        if tries % _PACKINGS_PER_CLOCK == 0 and _clock() > deadline:
+            break
+        a = np.random.randint(n)
+        b = np.random.randint(n)
+        rank[a], rank[b] = rank[b], rank[a]
+        trial, trial_height = pack(size, first, last, rank, steps, starts, members)
+        if trial_height <= height:
+            height = trial_height
+            if height < best:
+                best = height
+                best_offset[:] = trial
+        else:
+            rank[a], rank[b] = rank[b], rank[a]
+    return best_offset, best
+
+
+def skyline_offsets(size: np.ndarray, first: np.ndarray, last: np.ndarray, bound: int,
+                    deadline: float) -> tuple[np.ndarray, int]:
+    """The lowest skyline packing found before `deadline` (perf_counter time) or at `bound`.
+
+    Searches from two rankings in turn, longest-lived first and largest area first (ties by
+    size), giving each half of the time.
+    """
+    duration = last - first + 1
+    starts = [np.lexsort((-size, -duration)), np.lexsort((-duration, -size * duration))]
+    best = None
+    now = time.perf_counter()
+    for k, by in enumerate(starts):
+        rank = np.empty(len(size), dtype=np.int64)
+        rank[by] = np.arange(len(size))
+        until = now + (deadline - now) * (k + 1) / len(starts)
+        offset, height = _improve(size, first, last, rank, bound, until, k)
+        if best is None or height < best[1]:
+            best = (offset, int(height))
+        if best[1] <= bound:
+            break
+    return best
