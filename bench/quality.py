@@ -20,8 +20,8 @@ import heapq
 import re
 import sys
 import time
-from bisect import bisect_left, insort
 import warnings
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +53,7 @@ class Instance:
 
     @property
     def name(self) -> str:
+        """`suite/model` as the table shows it."""
         return f"{self.suite}/{self.path.stem.removeprefix('light_')}"
 
 
