@@ -52,7 +52,7 @@ class LifetimeView(QWidget):
     """Offset up, lifetime across: a box per buffer from its first to its last use, at its bytes.
 
     The dashed red line is the plan's peak (its slab size) and the green one the least slab any plan
-    can have (`planner.lower_bound`, when the planner provides it). Hover and selection behave as in
+    can have (`planner.lower_bound`, shared through the session). Hover and selection behave as in
     the slab bar. Keys: + and - zoom, arrows pan, 0 fits.
     """
 
@@ -62,7 +62,6 @@ class LifetimeView(QWidget):
         self._names: list[str] = []
         self._node_roles: dict = {}
         self._node_layer: dict[str, int] = {}
-        self._bound_cache: dict = {}
         self._lifetime_cache: dict = {}
         self._fills: list = []
         self.lower_bound = None
@@ -127,7 +126,7 @@ class LifetimeView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._bound_cache, self._lifetime_cache = {}, {}
+        self._lifetime_cache = {}
         self._node_roles = buffers_by_node(graph) if graph is not None else {}
         # Colours depend only on kind and buffer index, so a re-plan reuses them.
         self._fills = [buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)] \
@@ -186,12 +185,8 @@ class LifetimeView(QWidget):
         self.peak_marker.show()
 
     def _mark_lower_bound(self, graph, plan) -> None:
-        self.lower_bound = self._lower_bound(graph)
+        self.lower_bound = self.session.lower_bound()
         peak = f"slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})"
-        if self.lower_bound is None:
-            self.lower_bound_line.hide()
-            self.summary.setText(f"<b>peak</b> {peak}")
-            return
         bound = self.lower_bound.bytes
         self.lower_bound_line.setValue(bound)
         self.lower_bound_line.label.setFormat(f"lower bound {format_bytes(bound)} ({bound:,} B)")
@@ -200,18 +195,6 @@ class LifetimeView(QWidget):
         over = (plan.slab_bytes - bound) / bound if bound else 0.0
         self.summary.setText(f"<b>peak</b> {peak} &nbsp; <b>lower bound</b> {bound:,} B "
                              f"&nbsp; the plan is {over:.1%} above the bound")
-
-    def _lower_bound(self, graph):
-        """The planner's lower bound under the session's conflict model (cached), or None."""
-        if not hasattr(planner, "lower_bound"):
-            return None
-        key = self.session.conflicts
-        if key not in self._bound_cache:
-            try:
-                self._bound_cache[key] = planner.lower_bound(graph, conflicts=key)
-            except planner.PlanError:
-                self._bound_cache[key] = None
-        return self._bound_cache[key]
 
     # --- emphasis and pointer ------------------------------------------------------------
 

@@ -200,16 +200,14 @@ class Session(QObject):
         self.sigPlanChanged.emit(old, self.plan)
 
     def lower_bound(self):
-        """The planner's lower bound for the graph under the current conflict model, or None
-        when there is no graph or the planner offers none. Computed once per graph and model,
-        here, so that every panel showing it shares one (possibly slow) computation."""
-        compute = getattr(planner, "lower_bound", None)
-        if self.graph is None or not callable(compute):
+        """The planner's lower bound for the graph under the current conflict model (None without
+        a graph). Computed once per graph and model, here, so every panel shares it."""
+        if self.graph is None:
             return None
         if self._bounds_graph is not self.graph:
             self._bounds_graph, self._bounds = self.graph, {}
         if self.conflicts not in self._bounds:
-            self._bounds[self.conflicts] = compute(self.graph, conflicts=self.conflicts)
+            self._bounds[self.conflicts] = planner.lower_bound(self.graph, conflicts=self.conflicts)
         return self._bounds[self.conflicts]
 
     # --- transient highlight state (not undoable) ----------------------------------------

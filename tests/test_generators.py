@@ -55,8 +55,6 @@ def test_transformer_heads_are_unordered_branches():
 
 
 def test_serial_plan_is_never_larger_than_the_dag_plan():
-    if "serial" not in planner.CONFLICT_MODELS:
-        pytest.skip("planner has no serial model yet")
     graph = planner.graph_from_dict(transformer(seq=16, width=32, heads=4))
     assert planner.plan(graph, conflicts="serial").slab_bytes <= planner.plan(graph).slab_bytes
 

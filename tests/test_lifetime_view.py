@@ -63,7 +63,7 @@ def test_the_lower_bound_line_follows_the_planner(qtbot, monkeypatch):
         calls.append(conflicts)
         return SimpleNamespace(bytes=1_000_000, witness=("x",), conflicts=conflicts)
 
-    monkeypatch.setattr(planner, "lower_bound", fake_lower_bound, raising=False)
+    monkeypatch.setattr(planner, "lower_bound", fake_lower_bound)
     session, view = make_view(qtbot)
     assert view.lower_bound_line.isVisible()
     assert view.lower_bound_line.value() == 1_000_000
@@ -73,21 +73,12 @@ def test_the_lower_bound_line_follows_the_planner(qtbot, monkeypatch):
     assert calls == ["dag"]  # computed once per graph and conflict model
 
 
-def test_without_a_lower_bound_in_the_planner_no_line_is_drawn(qtbot, monkeypatch):
-    monkeypatch.delattr(planner, "lower_bound", raising=False)
-    _session, view = make_view(qtbot)
-    assert not view.lower_bound_line.isVisible()
-    assert view.peak_line.isVisible()
-
-
-@pytest.mark.skipif(not hasattr(planner, "lower_bound"), reason="planner has no lower_bound yet")
 def test_the_real_lower_bound_is_drawn(qtbot):
     session, view = make_view(qtbot)
     expected = planner.lower_bound(session.graph, conflicts="dag").bytes
     assert view.lower_bound_line.value() == expected <= session.plan.slab_bytes
 
 
-@pytest.mark.skipif("serial" not in planner.CONFLICT_MODELS, reason="no serial conflict model")
 def test_the_serial_model_uses_schedule_steps(qtbot):
     session, view = make_view(qtbot, DIAMOND)
     session.set_conflicts("serial")

@@ -15,7 +15,6 @@ from app.cli import main
 from gpu.binding import bind, build_steps, stage
 from gpu.execute_order import execute_order
 from gpu.generators import mlp, transformer
-from planner.placement import place
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 DIAMOND_EXEC = EXAMPLES / "diamond_exec.json"
@@ -25,27 +24,9 @@ EXECUTABLE = sorted(p for p in EXAMPLES.glob("*.json")
 NOT_EXECUTABLE = sorted(set(EXAMPLES.glob("*.json")) - set(EXECUTABLE))
 
 
-class _IntervalConflicts:
-    """Interval lifetimes over the graph's schedule, for planners that lack a serial model."""
-
-    name = "serial"
-
-    def __init__(self, graph):
-        step = {n: i for i, n in enumerate(graph.schedule)}
-        self.spans = [(min(step[u] for u in b.uses), max(step[u] for u in b.uses))
-                      for b in graph.buffers]
-
-    def conflict_mask(self, i):
-        lo, hi = self.spans[i]
-        return sum(1 << j for j, (a, b) in enumerate(self.spans)
-                   if j != i and a <= hi and lo <= b)
-
-
 def serial_plan(graph):
-    """The serial-model plan of `graph` for its schedule (the planner's own model when present)."""
-    if "serial" in planner.CONFLICT_MODELS:
-        return planner.plan(graph, conflicts="serial")
-    return place(graph, _IntervalConflicts(graph), graph.request_order())
+    """The serial-model plan of `graph` for its schedule."""
+    return planner.plan(graph, conflicts="serial")
 
 
 def all_topological_orders(graph):
@@ -119,7 +100,6 @@ def test_dag_plan_passes_in_every_legal_order():
         assert report.verification.ok, (order, report.verification.summary())
 
 
-@pytest.mark.skipif("serial" not in planner.CONFLICT_MODELS, reason="planner has no serial model")
 def test_conflicts_serial_through_the_planner_front_door():
     report = quick_run(DIAMOND_EXEC, conflicts="serial",
                        execute_order_names=["a", "c", "b", "d", "e"])

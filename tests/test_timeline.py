@@ -37,8 +37,6 @@ def test_worker_runs_in_the_background_and_delivers_to_the_session(qtbot, sessio
 
 
 def test_worker_runs_with_the_sessions_settings(qtbot):
-    if "serial" not in planner.CONFLICT_MODELS:
-        pytest.skip("planner has no serial model yet")
     s = Session()
     s.open(DIAMOND_EXEC)
     s.set_conflicts("serial")
