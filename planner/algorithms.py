@@ -43,17 +43,20 @@ def traceable(graph: Graph, model) -> bool:
 
 
 def plan_order(graph: Graph, model, order, fit: str, capacity: int | None,
-               algorithm: str, packer=None) -> Plan:
+               algorithm: str, packer=None, offsets=None) -> Plan:
     """Place `order` with `fit` ("first" or "best"); traced unless the graph is too large.
 
-    `packer` (a `packing.Packer`) is built when needed and not given.
+    Untraced, `offsets` (what `packer.offsets` gave for this order and fit) are used when
+    given; `packer` (a `packing.Packer`) is built when needed and not given.
     """
     if traceable(graph, model):
-        return place(graph, model, tuple(map(int, order)), fit=fit, capacity=capacity, algorithm=algorithm)
-    from .packing import Packer
+        return place(graph, model, tuple(map(int, order)), fit=fit, capacity=capacity,
+                     algorithm=algorithm)
+    if offsets is None:
+        from .packing import Packer
 
-    packer = packer or Packer(graph, model)
-    offsets = packer.offsets(np.asarray(order, dtype=np.int64), FITS[fit])
+        packer = packer or Packer(graph, model)
+        offsets = packer.offsets(np.asarray(order, dtype=np.int64), FITS[fit])
     return untraced_plan(graph, model, order, offsets, capacity, algorithm)
 
 

@@ -25,32 +25,79 @@ LIST_ENTRIES_LIMIT = 40_000_000
 FIRST_FIT, BEST_FIT = 0, 1
 
 
-@njit(cache=True)
-def _fit(lo, hi, count, size, fit):
-    """Offset for `size` clear of spans lo[:count], hi[:count] (first or best fit)."""
+# Spans up to this many (or per bucket) are sorted by comparison; more go to buckets first.
+_SMALL_SORT = 32
+
+
+@njit(cache=True, nogil=True)
+def _fit(lo, hi, count, size, fit, bucket, start, by_start):
+    """Offset for `size` clear of spans lo[:count], hi[:count] (first or best fit).
+
+    Spans are visited by start: many spans go to buckets by start first (their order agrees
+    with the starts', as scaling by a positive float is monotone), and only each bucket is
+    sorted, so the cost stays near linear and first fit stops at the first bucket that fits.
+    `bucket`, `start` and `by_start` are scratch arrays of at least count + 1 entries.
+    """
     if count == 0:
         return 0
-    by_start = np.argsort(lo[:count])
+    if count <= _SMALL_SORT:
+        order = np.argsort(lo[:count])
+        for k in range(count):
+            by_start[k] = order[k]
+        buckets = 1
+        start[0] = 0
+        start[1] = count
+    else:
+        top = 0
+        for k in range(count):
+            top = max(top, lo[k])
+        buckets = count
+        scale = (buckets - 1) / top if top > 0 else 0.0
+        start[:buckets + 1] = 0
+        for k in range(count):
+            bucket[k] = int(lo[k] * scale)
+            start[bucket[k] + 1] += 1
+        for b in range(buckets):
+            start[b + 1] += start[b]
+        for k in range(count):
+            by_start[start[bucket[k]]] = k
+            start[bucket[k]] += 1
+        for b in range(buckets, 0, -1):  # shifted by the fill above: restore bucket starts
+            start[b] = start[b - 1]
+        start[0] = 0
     cursor = 0
     best_at = -1
     best_len = 0
-    for k in range(count):
-        s = lo[by_start[k]]
-        if s > cursor:
-            gap = s - cursor
-            if gap >= size:
-                if fit == FIRST_FIT:
-                    return cursor
-                if best_at < 0 or gap < best_len:
-                    best_at = cursor
-                    best_len = gap
-        e = hi[by_start[k]]
-        if e > cursor:
-            cursor = e
+    for b in range(buckets):
+        first_k, end_k = start[b], start[b + 1]
+        if end_k - first_k > _SMALL_SORT:
+            members = by_start[first_k:end_k]
+            members[:] = members[np.argsort(lo[members])]
+        elif end_k - first_k > 1 and count > _SMALL_SORT:
+            for k in range(first_k + 1, end_k):  # insertion sort: buckets are mostly tiny
+                j = by_start[k]
+                q = k
+                while q > first_k and lo[by_start[q - 1]] > lo[j]:
+                    by_start[q] = by_start[q - 1]
+                    q -= 1
+                by_start[q] = j
+        for k in range(first_k, end_k):
+            j = by_start[k]
+            s = lo[j]
+            if s > cursor:
+                gap = s - cursor
+                if gap >= size:
+                    if fit == FIRST_FIT:
+                        return cursor
+                    if best_at < 0 or gap < best_len:
+                        best_at = cursor
+                        best_len = gap
+            if hi[j] > cursor:
+                cursor = hi[j]
     return best_at if best_at >= 0 else cursor
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def listed_offsets(order, size, adj_start, adj, fit):
     """Offsets placing `order` with conflicts as lists: adj[adj_start[i]:adj_start[i+1]]."""
     n = size.shape[0]
@@ -58,6 +105,9 @@ def listed_offsets(order, size, adj_start, adj, fit):
     placed = np.zeros(n, np.bool_)
     lo = np.empty(n, np.int64)
     hi = np.empty(n, np.int64)
+    bucket = np.empty(n + 1, np.int64)
+    start = np.empty(n + 1, np.int64)
+    by_start = np.empty(n + 1, np.int64)
     for i in order:
         count = 0
         for k in range(adj_start[i], adj_start[i + 1]):
@@ -66,12 +116,12 @@ def listed_offsets(order, size, adj_start, adj, fit):
                 lo[count] = offset[j]
                 hi[count] = offset[j] + size[j]
                 count += 1
-        offset[i] = _fit(lo, hi, count, size[i], fit)
+        offset[i] = _fit(lo, hi, count, size[i], fit, bucket, start, by_start)
         placed[i] = True
     return offset
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _segments(first, last, leaves):
     """Per buffer, the segment-tree nodes whose step ranges tile its lifetime (CSR layout)."""
     n = first.shape[0]
@@ -115,7 +165,7 @@ def _segments(first, last, leaves):
     return starts, nodes
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def interval_offsets(order, size, first, last, fit):
     """Offsets placing `order` where buffers conflict when [first, last] step ranges overlap.
 
@@ -148,6 +198,9 @@ def interval_offsets(order, size, first, last, fit):
     offset = np.zeros(n, np.int64)
     lo = np.empty(n, np.int64)
     hi = np.empty(n, np.int64)
+    bucket = np.empty(n + 1, np.int64)
+    start = np.empty(n + 1, np.int64)
+    by_start = np.empty(n + 1, np.int64)
     for i in order:
         count = 0
         node = 1
@@ -175,7 +228,7 @@ def interval_offsets(order, size, first, last, fit):
                 lo[count] = offset[j]
                 hi[count] = offset[j] + size[j]
                 count += 1
-        offset[i] = _fit(lo, hi, count, size[i], fit)
+        offset[i] = _fit(lo, hi, count, size[i], fit, bucket, start, by_start)
         for k in range(seg_start[i], seg_start[i + 1]):
             nd = seg_nodes[k]
             node_items[node_base[nd] + node_fill[nd]] = i

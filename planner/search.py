@@ -10,7 +10,9 @@ reaches the lower bound, and otherwise when the budget (seconds) runs out.
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -21,10 +23,6 @@ from .packing import Packer, fits_int64
 from .plan import Plan
 from .skyline import WORK_LIMIT, skyline_offsets
 
-# Local search moves per check of the clock.
-_MOVES_PER_CLOCK = 16
-
-
 def search(graph: Graph, model, order, capacity: int | None, budget: float) -> Plan:
     """The smallest plan found within `budget` seconds (see the module docstring)."""
     deadline = time.perf_counter() + max(budget, 0.0)
@@ -33,34 +31,71 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float) -> P
     if not fits_int64(graph):
         # Offsets could overflow the kernels' integers: compare the greedy plans directly.
         plans = [plan_order(graph, model, o, fit, capacity, label)
-                 for label, o in _portfolio(graph, model, order) for fit in FITS]
+                 for label, o, fit in _portfolio(graph, model, order)]
         return min(plans, key=lambda p: p.slab_bytes)
     packer = Packer(graph, model)
-    best = None
-    for label, candidate in _portfolio(graph, model, order):
-        for fit in FITS:
-            height = packer.height(candidate, FITS[fit])
-            if best is None or height < best[0]:
-                best = (height, label, candidate, fit)
-            if best[0] <= bound or time.perf_counter() > deadline:
-                break
-        if best[0] <= bound or time.perf_counter() > deadline:
-            break
-    height, label, winner, fit = best
+    height, label, winner, fit, offsets = _best_of_portfolio(
+        packer, _portfolio(graph, model, order), bound, deadline)
     if height > bound and _skyline_affordable(model):
-        offsets, _ = skyline_offsets(packer.size, model.first, model.last, bound, deadline)
+        skyline, _ = skyline_offsets(packer.size, model.first, model.last, bound, deadline)
         # Placing a skyline packing in offset order by first fit reproduces (or beats) it.
-        in_offset_order = np.lexsort((model.first, offsets))
-        packed = packer.height(in_offset_order, FITS["first"])
-        if packed < height:
-            height, label, winner, fit = packed, "skyline packing + local search", \
-                in_offset_order, "first"
-    else:
-        improved = _local_search(packer, winner, FITS[fit], height, bound, deadline)
+        in_offset_order = np.lexsort((model.first, skyline))
+        packed = packer.offsets(in_offset_order, FITS["first"])
+        if _top(packed, packer) < height:
+            height, label, winner, fit, offsets = _top(packed, packer), \
+                "skyline packing + local search", in_offset_order, "first", packed
+    elif height > bound:
+        improved = _local_search(packer, winner, FITS[fit], offsets, bound, deadline)
         if improved is not None:
-            winner = improved
+            winner, offsets = improved
             label += " + local search"
-    return plan_order(graph, model, winner, fit, capacity, f"search ({label}, {fit} fit)", packer)
+    return plan_order(graph, model, winner, fit, capacity, f"search ({label}, {fit} fit)",
+                      packer, offsets)
+
+
+def _top(offsets: np.ndarray, packer: Packer) -> int:
+    return int((offsets + packer.size).max()) if len(offsets) else 0
+
+
+def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
+    """(height, label, order, fit, offsets) of the lowest portfolio entry tried in time.
+
+    Entries run on all cores at once (the kernels release the GIL). The first entry always
+    runs; a later one starts only if the slowest run so far would still end before the
+    deadline, and none starts once a plan reaches the bound.
+    """
+    entries = enumerate(portfolio)
+    workers = os.cpu_count() or 1
+    best, best_position = None, 0
+    slowest = 0.0
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        running = {}  # future -> its entry's position in the portfolio
+
+        def start(entry):
+            label, candidate, fit = entry
+            began = time.perf_counter()
+            offsets = packer.offsets(candidate, FITS[fit])
+            return time.perf_counter() - began, (_top(offsets, packer), label, candidate, fit,
+                                                 offsets)
+
+        position, entry = next(entries)
+        running[pool.submit(start, entry)] = position
+        while running:
+            while len(running) < workers and (best is None or best[0] > bound) \
+                    and time.perf_counter() + slowest < deadline:
+                position, entry = next(entries, (None, None))
+                if entry is None:
+                    break
+                running[pool.submit(start, entry)] = position
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                took, result = future.result()
+                slowest = max(slowest, took)
+                # Ties go to the earlier entry, so the winner does not depend on thread timing.
+                if best is None or (result[0], running[future]) < (best[0], best_position):
+                    best, best_position = result, running[future]
+                del running[future]
+    return best
 
 
 def _skyline_affordable(model) -> bool:
@@ -71,18 +106,27 @@ def _skyline_affordable(model) -> bool:
 
 
 def _portfolio(graph: Graph, model, order: np.ndarray):
-    """(label, order) pairs, cheapest and most often best first; request order leads."""
+    """(label, order, fit) entries, most often best first; first fit in request order leads."""
     size = np.asarray(graph.reserved, dtype=np.float64)
     first = first_uses(graph, model)
     last = _last_uses(graph, model)
     duration = (last - first + 1).astype(np.float64)
-    yield "request order", order
     # np.lexsort sorts by the last key first; index breaks remaining ties deterministically.
     index = np.arange(len(size))
-    yield "largest-first", np.lexsort((index, first, -size))
-    yield "largest area first", np.lexsort((index, first, -size * duration))
-    yield "longest-lived first", np.lexsort((index, -size, -duration))
-    yield "earliest first", np.lexsort((index, -size, first))
+    largest = np.lexsort((index, first, -size))
+    longest = np.lexsort((index, -size, -duration))
+    area = np.lexsort((index, first, -size * duration))
+    earliest = np.lexsort((index, -size, first))
+    yield "request order", order, "first"
+    yield "largest-first", largest, "first"
+    yield "longest-lived first", longest, "best"
+    yield "largest-first", largest, "best"
+    yield "largest area first", area, "first"
+    yield "longest-lived first", longest, "first"
+    yield "largest area first", area, "best"
+    yield "earliest first", earliest, "first"
+    yield "earliest first", earliest, "best"
+    yield "request order", order, "best"
 
 
 def _last_uses(graph: Graph, model) -> np.ndarray:
@@ -94,45 +138,49 @@ def _last_uses(graph: Graph, model) -> np.ndarray:
     return np.array([max(step_of[u] for u in uses) for uses in graph.use_indices], dtype=np.int64)
 
 
-def _local_search(packer: Packer, order: np.ndarray, fit: int, height: int, bound: int,
-                  deadline: float) -> np.ndarray | None:
-    """A better order than `order` found before `deadline`, or None.
+def _local_search(packer: Packer, order: np.ndarray, fit: int, offsets: np.ndarray,
+                  bound: int, deadline: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """A better order than `order` (placed at `offsets`) found before `deadline`, with its
+    offsets; or None.
 
     A move takes a buffer that reaches the top of the slab and requests it earlier, or swaps two
-    requests; moves that do not raise the slab are kept, so the search can cross plateaus.
+    requests; moves that do not raise the slab are kept, so the search can cross plateaus. No
+    move starts that the slowest move so far says would end past the deadline.
     """
     n = len(order)
-    if n < 2 or height <= bound:
+    size = packer.size
+    current, current_height = order, _top(offsets, packer)
+    if n < 2 or current_height <= bound:
         return None
     rng = np.random.default_rng(0)
-    size = packer.size
-    current = order.copy()
-    current_height = height
-    offsets = packer.offsets(current, fit)
-    best, best_height = None, height
-    while time.perf_counter() < deadline:
-        for _ in range(_MOVES_PER_CLOCK):
-            position = np.empty(n, dtype=np.int64)
-            position[current] = np.arange(n)
+    best = None
+    slowest = 0.0
+    while True:
+        began = time.perf_counter()
+        if began + slowest > deadline:
+            return best
+        position = np.empty(n, dtype=np.int64)
+        position[current] = np.arange(n)
+        trial = current.copy()
+        if rng.random() < 0.7:
             top = np.flatnonzero(offsets + size == current_height)
-            trial = current.copy()
-            if rng.random() < 0.7:
-                moved = top[rng.integers(len(top))]
-                at = position[moved]
-                if at == 0:
-                    continue
-                to = rng.integers(at)
-                trial[to + 1:at + 1] = current[to:at]
-                trial[to] = moved
-            else:
-                a, b = rng.integers(n, size=2)
-                trial[a], trial[b] = current[b], current[a]
-            trial_offsets = packer.offsets(trial, fit)
-            trial_height = int((trial_offsets + size).max())
-            if trial_height <= current_height:
-                current, current_height, offsets = trial, trial_height, trial_offsets
-                if current_height < best_height:
-                    best, best_height = current.copy(), current_height
-                    if best_height <= bound:
-                        return best
-    return best
+            moved = top[rng.integers(len(top))]
+            at = position[moved]
+            if at == 0:
+                continue
+            to = rng.integers(at)
+            trial[to + 1:at + 1] = current[to:at]
+            trial[to] = moved
+        else:
+            a, b = rng.integers(n, size=2)
+            trial[a], trial[b] = current[b], current[a]
+        trial_offsets = packer.offsets(trial, fit)
+        slowest = max(slowest, time.perf_counter() - began)
+        trial_height = _top(trial_offsets, packer)
+        if trial_height <= current_height:
+            improved = trial_height < current_height
+            current, current_height, offsets = trial, trial_height, trial_offsets
+            if improved:
+                best = (current, offsets)
+                if current_height <= bound:
+                    return best

@@ -177,3 +177,30 @@ def test_cli_reports_bound_gap_model_and_algorithm(capsys):
     assert main(["plan", str(DIAMOND), "--algorithm", "best-fit"]) == 0
     out = capsys.readouterr().out
     assert "lower bound" in out and "gap" in out
+
+
+@pytest.mark.parametrize("fit", ["first", "best"])
+def test_kernels_match_the_traced_placer_on_many_overlapping_spans(fit):
+    """Enough buffers live together that the kernels bucket spans instead of sorting them."""
+    rng = np.random.default_rng(7)
+    steps = 30
+    names = [f"s{i}" for i in range(steps)]
+    buffers = []
+    for b in range(300):
+        first = int(rng.integers(steps))
+        last = min(steps - 1, first + int(rng.integers(12)))
+        buffers.append({"name": f"b{b}", "bytes": int(rng.integers(1, 5000)),
+                        "uses": list(dict.fromkeys([names[first], names[last]]))})
+    graph = planner.graph_from_dict({"alignment": 1, "nodes": names,
+                                     "edges": [[a, b] for a, b in zip(names, names[1:])],
+                                     "buffers": buffers, "schedule": names})
+    model = planner.conflict_model(graph, "serial")
+    order = rng.permutation(len(buffers))
+    traced = planner.placement.place(graph, model, tuple(map(int, order)), fit=fit)
+    size = np.asarray(graph.reserved, dtype=np.int64)
+    starts, adj = packing._interval_lists(model.first, model.last)
+    want = [p.offset for p in traced.placements]
+    for offsets in (packing.listed_offsets(order, size, starts, adj, algorithms.FITS[fit]),
+                    packing.interval_offsets(order, size, model.first, model.last,
+                                             algorithms.FITS[fit])):
+        assert [int(offsets[graph.buffer_index[p.name]]) for p in traced.placements] == want
