@@ -97,7 +97,7 @@ class Session(QObject):
         self.graph, self.path = graph, path
         self.order = tuple(graph.buffers[i].name for i in graph.request_order(order))
         self.algorithm = algorithm or self.algorithm
-        self.conflicts = conflicts or self.conflicts
+        self.conflicts = conflicts or planner.default_conflicts(graph)
         self.capacity = capacity
         self.last_run = None
         # The old graph's plan must not reach views that already see the new graph.

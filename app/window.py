@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         session.sigDirtyChanged.connect(self._update_title)
         session.sigPlanChanged.connect(self._update_summary)
         session.sigSettingsChanged.connect(self._sync_plan_menu)
+        session.sigGraphChanged.connect(self._sync_plan_menu)
         session.sigError.connect(self._remember_error)
         self._update_title()
         self._update_summary()
