@@ -231,6 +231,19 @@ class Session(QObject):
             self.selection = names
             self.sigSelectionChanged.emit(names)
 
+    def pick_buffer(self, name: str | None, toggle: bool = False) -> None:
+        """A click on buffer `name` (None: on nothing): select it alone, or with `toggle` add it
+        to the selection or take it out."""
+        if name is None:
+            self.select_buffers(())
+        elif toggle:
+            chosen = [n for n in self.selection if n != name]
+            if name not in self.selection:
+                chosen.append(name)
+            self.select_buffers(chosen)
+        else:
+            self.select_buffers((name,))
+
     def set_last_run(self, report) -> None:
         """Store the latest run report from `gpu` (None clears it)."""
         self.last_run = report

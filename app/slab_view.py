@@ -337,15 +337,7 @@ class SlabView(QWidget):
         return name
 
     def _clicked(self, name: str | None, modifiers) -> None:
-        if name is None:
-            self.session.select_buffers(())
-        elif modifiers & Qt.KeyboardModifier.ControlModifier:
-            chosen = [n for n in self.session.selection if n != name]
-            if name not in self.session.selection:
-                chosen.append(name)
-            self.session.select_buffers(chosen)
-        else:
-            self.session.select_buffers((name,))
+        self.session.pick_buffer(name, toggle=bool(modifiers & Qt.KeyboardModifier.ControlModifier))
 
     def eventFilter(self, watched, event) -> bool:
         """Keys pressed over the plot zoom, pan or drive the replay."""
