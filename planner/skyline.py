@@ -56,6 +56,20 @@ def _by_first_step(first, steps):
     return starts, members
 
 
+_BLOCK = 16
+_UNNEEDED = np.iinfo(np.int64).max
+
+
+@njit(cache=True)
+def _refresh(block_low, k, sky, needed, steps):
+    """Recompute block k's lowest skyline among the steps some unplaced buffer needs."""
+    low = _UNNEEDED
+    for t in range(k * _BLOCK, min(steps, (k + 1) * _BLOCK)):
+        if needed[t] > 0 and sky[t] < low:
+            low = sky[t]
+    block_low[k] = low
+
+
 @njit(cache=True)
 def pack(size, first, last, rank, steps, starts, members):
     """Offsets, height and waste of the skyline packing that prefers lower `rank` (best fit).
@@ -68,16 +82,32 @@ def pack(size, first, last, rank, steps, starts, members):
     for i in range(n):
         for t in range(first[i], last[i] + 1):
             needed[t] += 1
-    placed = np.zeros(n, np.bool_)
+    # Unplaced buffers by first step: members[starts[t]:ends[t]] (placing one swaps it out).
+    members = members.copy()
+    ends = starts[1:].copy()
+    where = np.empty(n, np.int64)
+    for k in range(n):
+        where[members[k]] = k
     offset = np.zeros(n, np.int64)
+    # Per block of steps, the lowest skyline among steps still needed: finding the lowest
+    # valley scans blocks, then one block, instead of every step.
+    blocks = (steps + _BLOCK - 1) // _BLOCK
+    block_low = np.empty(blocks, np.int64)
+    for k in range(blocks):
+        _refresh(block_low, k, sky, needed, steps)
     remaining = n
     top = 0
     waste = 0
     while remaining > 0:
+        k_low = 0
+        for k in range(1, blocks):
+            if block_low[k] < block_low[k_low]:
+                k_low = k
         low = -1
-        for t in range(steps):
-            if needed[t] > 0 and (low < 0 or sky[t] < sky[low]):
+        for t in range(k_low * _BLOCK, min(steps, (k_low + 1) * _BLOCK)):
+            if needed[t] > 0 and sky[t] == block_low[k_low]:
                 low = t
+                break
         floor = sky[low]
         # The valley: steps around `low` at the same height that some buffer still needs.
         lo = low
@@ -88,18 +118,24 @@ def pack(size, first, last, rank, steps, starts, members):
             hi += 1
         chosen = -1
         for t in range(lo, hi + 1):
-            for k in range(starts[t], starts[t + 1]):
+            for k in range(starts[t], ends[t]):
                 b = members[k]
-                if not placed[b] and last[b] <= hi and (chosen < 0 or rank[b] < rank[chosen]):
+                if last[b] <= hi and (chosen < 0 or rank[b] < rank[chosen]):
                     chosen = b
         if chosen >= 0:
             for t in range(first[chosen], last[chosen] + 1):
                 sky[t] = floor + size[chosen]
                 needed[t] -= 1
-            placed[chosen] = True
+            t = first[chosen]
+            moved = members[ends[t] - 1]
+            members[where[chosen]], members[ends[t] - 1] = moved, chosen
+            where[moved], where[chosen] = where[chosen], ends[t] - 1
+            ends[t] -= 1
             offset[chosen] = floor
             top = max(top, floor + size[chosen])
             remaining -= 1
+            for k in range(first[chosen] // _BLOCK, last[chosen] // _BLOCK + 1):
+                _refresh(block_low, k, sky, needed, steps)
         else:
             # Nothing fits inside: every buffer here rests at least as high as the lower rim.
             rim = -1
@@ -110,6 +146,8 @@ def pack(size, first, last, rank, steps, starts, members):
             for t in range(lo, hi + 1):
                 sky[t] = rim
             waste += (rim - floor) * (hi - lo + 1)
+            for k in range(lo // _BLOCK, hi // _BLOCK + 1):
+                _refresh(block_low, k, sky, needed, steps)
     return offset, top, waste
 
 

@@ -204,3 +204,23 @@ def test_kernels_match_the_traced_placer_on_many_overlapping_spans(fit):
                     packing.interval_offsets(order, size, model.first, model.last,
                                              algorithms.FITS[fit])):
         assert [int(offsets[graph.buffer_index[p.name]]) for p in traced.placements] == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(graph=interval_graphs())
+def test_skyline_packings_never_overlap_live_buffers(graph):
+    import time
+
+    from planner import skyline
+
+    model = planner.conflict_model(graph, "serial")
+    size = np.asarray(graph.reserved, dtype=np.int64)
+    bound = planner.lower_bound(graph, "serial").bytes
+    offsets, height = skyline.skyline_offsets(size, model.first, model.last, bound,
+                                              time.perf_counter() + 0.02)
+    assert height == int((offsets + size).max()) >= bound
+    n = len(size)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if model.conflicts(a, b):
+                assert offsets[a] + size[a] <= offsets[b] or offsets[b] + size[b] <= offsets[a]
