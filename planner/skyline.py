@@ -12,7 +12,9 @@ that no later request fills.
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -35,6 +37,9 @@ else:
 
 # Packings between two looks at the clock.
 _PACKINGS_PER_CLOCK = 64
+
+# Fresh starts per search: the budget is split evenly between them.
+_RESTARTS = 5
 
 # Past this many buffer-steps (buffers times steps), one packing costs too much to search with.
 WORK_LIMIT = 5_000_000
@@ -60,7 +65,7 @@ _BLOCK = 16
 _UNNEEDED = np.iinfo(np.int64).max
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _refresh(block_low, k, sky, needed, steps):
     """Recompute block k's lowest skyline among the steps some unplaced buffer needs."""
     low = _UNNEEDED
@@ -70,7 +75,7 @@ def _refresh(block_low, k, sky, needed, steps):
     block_low[k] = low
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pack(size, first, last, rank, steps, starts, members):
     """Offsets, height and waste of the skyline packing that prefers lower `rank` (best fit).
 
@@ -151,7 +156,7 @@ def pack(size, first, last, rank, steps, starts, members):
     return offset, top, waste
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _improve(size, first, last, rank, bound, deadline, seed):
     """Swap ranks at random until `deadline` or `bound`; keep swaps that raise neither the slab
     nor, at equal slab, the waste."""
@@ -189,20 +194,26 @@ def skyline_offsets(size: np.ndarray, first: np.ndarray, last: np.ndarray, bound
                     deadline: float) -> tuple[np.ndarray, int]:
     """The lowest skyline packing found before `deadline` (perf_counter time) or at `bound`.
 
-    Searches from two rankings in turn, longest-lived first and largest area first (ties by
-    size), giving each half of the time.
+    One search per core, each restarting a few times (local search stalls on plateaus) from
+    longest-lived first or largest area first (ties by size), with its own random swaps.
     """
     duration = last - first + 1
     starts = [np.lexsort((-size, -duration)), np.lexsort((-duration, -size * duration))]
-    best = None
-    now = time.perf_counter()
-    for k, by in enumerate(starts):
-        rank = np.empty(len(size), dtype=np.int64)
-        rank[by] = np.arange(len(size))
-        until = now + (deadline - now) * (k + 1) / len(starts)
-        offset, height = _improve(size, first, last, rank, bound, until, k)
-        if best is None or height < best[1]:
-            best = (offset, int(height))
-        if best[1] <= bound:
-            break
-    return best
+
+    def run(k: int):
+        best = None
+        now = time.perf_counter()
+        for r in range(_RESTARTS):
+            rank = np.empty(len(size), dtype=np.int64)
+            rank[starts[(k + r) % len(starts)]] = np.arange(len(size))
+            until = now + (deadline - now) * (r + 1) / _RESTARTS
+            offset, height = _improve(size, first, last, rank, bound, until, k * _RESTARTS + r)
+            if best is None or height < best[0]:
+                best = (int(height), k, offset)
+            if best[0] <= bound:
+                break
+        return best
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        height, _, offset = min(pool.map(run, range(os.cpu_count() or 1)))
+    return offset, height
