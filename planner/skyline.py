@@ -157,9 +157,10 @@ def pack(size, first, last, rank, steps, starts, members):
 
 
 @njit(cache=True, nogil=True)
-def _improve(size, first, last, rank, bound, deadline, seed):
-    """Swap ranks at random until `deadline` or `bound`; keep swaps that raise neither the slab
-    nor, at equal slab, the waste."""
+def _improve(size, first, last, rank, bound, deadline, seed, stop):
+    """Swap ranks at random until `deadline`, `bound` or `stop[0]` is set (by another search
+    that reached the bound; this one sets it too); keep swaps that raise neither the slab nor,
+    at equal slab, the waste."""
     np.random.seed(seed)
     n = size.shape[0]
     steps = 0
@@ -173,7 +174,7 @@ def _improve(size, first, last, rank, bound, deadline, seed):
     tries = 0
     while best > bound and n > 1:
         tries += 1
-        if tries % _PACKINGS_PER_CLOCK == 0 and _clock() > deadline:
+        if tries % _PACKINGS_PER_CLOCK == 0 and (stop[0] or _clock() > deadline):
             break
         a = np.random.randint(n)
         b = np.random.randint(n)
@@ -187,6 +188,8 @@ def _improve(size, first, last, rank, bound, deadline, seed):
                 best_offset[:] = trial
         else:
             rank[a], rank[b] = rank[b], rank[a]
+    if best <= bound:
+        stop[0] = 1
     return best_offset, best
 
 
@@ -199,6 +202,7 @@ def skyline_offsets(size: np.ndarray, first: np.ndarray, last: np.ndarray, bound
     """
     duration = last - first + 1
     starts = [np.lexsort((-size, -duration)), np.lexsort((-duration, -size * duration))]
+    stop = np.zeros(1, dtype=np.int64)  # set by the first search to reach the bound
 
     def run(k: int):
         best = None
@@ -207,10 +211,11 @@ def skyline_offsets(size: np.ndarray, first: np.ndarray, last: np.ndarray, bound
             rank = np.empty(len(size), dtype=np.int64)
             rank[starts[(k + r) % len(starts)]] = np.arange(len(size))
             until = now + (deadline - now) * (r + 1) / _RESTARTS
-            offset, height = _improve(size, first, last, rank, bound, until, k * _RESTARTS + r)
+            offset, height = _improve(size, first, last, rank, bound, until,
+                                      k * _RESTARTS + r, stop)
             if best is None or height < best[0]:
                 best = (int(height), k, offset)
-            if best[0] <= bound:
+            if stop[0]:
                 break
         return best
 
