@@ -23,6 +23,10 @@ from .packing import Packer, fits_int64
 from .plan import Plan
 from .skyline import WORK_LIMIT, skyline_offsets
 
+# A step starts only if this many times the slowest such step so far still ends in time.
+_SAFETY = 2.0
+
+
 def search(graph: Graph, model, order, capacity: int | None, budget: float) -> Plan:
     """The smallest plan found within `budget` seconds (see the module docstring)."""
     deadline = time.perf_counter() + max(budget, 0.0)
@@ -61,8 +65,8 @@ def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
     """(height, label, order, fit, offsets) of the lowest portfolio entry tried in time.
 
     Entries run on all cores at once (the kernels release the GIL). The first entry always
-    runs; a later one starts only if the slowest run so far would still end before the
-    deadline, and none starts once a plan reaches the bound.
+    runs; a later one starts only if twice the slowest run so far (orders differ in cost) would
+    still end before the deadline, and none starts once a plan reaches the bound.
     """
     entries = enumerate(portfolio)
     workers = os.cpu_count() or 1
@@ -82,7 +86,7 @@ def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
         running[pool.submit(start, entry)] = position
         while running:
             while len(running) < workers and (best is None or best[0] > bound) \
-                    and time.perf_counter() + slowest < deadline:
+                    and time.perf_counter() + _SAFETY * slowest < deadline:
                 position, entry = next(entries, (None, None))
                 if entry is None:
                     break
@@ -145,7 +149,7 @@ def _local_search(packer: Packer, order: np.ndarray, fit: int, offsets: np.ndarr
 
     A move takes a buffer that reaches the top of the slab and requests it earlier, or swaps two
     requests; moves that do not raise the slab are kept, so the search can cross plateaus. No
-    move starts that the slowest move so far says would end past the deadline.
+    move starts that twice the slowest move so far says would end past the deadline.
     """
     n = len(order)
     size = packer.size
@@ -157,7 +161,7 @@ def _local_search(packer: Packer, order: np.ndarray, fit: int, offsets: np.ndarr
     slowest = 0.0
     while True:
         began = time.perf_counter()
-        if began + slowest > deadline:
+        if began + _SAFETY * slowest > deadline:
             return best
         position = np.empty(n, dtype=np.int64)
         position[current] = np.arange(n)
