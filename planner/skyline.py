@@ -35,8 +35,8 @@ else:
 
     _clock = time.perf_counter
 
-# Packings between two looks at the clock.
-_PACKINGS_PER_CLOCK = 64
+# Packings between two looks at the clock (every one when packings run as plain Python).
+_PACKINGS_PER_CLOCK = 64 if _clock is not time.perf_counter else 1
 
 # Fresh starts per search: the budget is split evenly between them.
 _RESTARTS = 5
