@@ -1,10 +1,10 @@
 """`search`: try a portfolio of request orders, then improve the best by local search.
 
-Under the serial model on small traces the improvement step searches skyline packings instead
-(`skyline`), and the best one is requested in offset order.
 Every candidate is a request order placed by first or best fit, so the winner is replayed by the
 traced placer and its plan reads like any greedy plan. The portfolio includes first fit in the
-caller's request order, so the search is never worse than first fit. It stops early when a plan
+caller's request order, so the search is never worse than first fit. Local search moves requests
+earlier or swaps them; under the serial model on small traces it searches skyline packings
+instead (`skyline`) and requests the best one in offset order. It stops early when a plan
 reaches the lower bound, and otherwise when the budget (seconds) runs out.
 """
 
