@@ -90,9 +90,9 @@ class SerialConflicts:
         for first, second in ((a, b), (b, a)):
             if self.precedes(first, second):
                 return (f"{names[first].name} and {names[second].name} may share bytes in this "
-                        f"schedule: {names[first].name} is last used at {self._step(self.last[first])}, "
-                        f"before {names[second].name} is first used at "
-                        f"{self._step(self.first[second])}")
+                        f"schedule: {names[first].name} is last used at "
+                        f"{self._step(self.last[first])}, before {names[second].name} is first "
+                        f"used at {self._step(self.first[second])}")
         return (f"{names[a].name} and {names[b].name} conflict, so they may not share bytes: "
                 f"{names[a].name} lives from {self._step(self.first[a])} to "
                 f"{self._step(self.last[a])}, {names[b].name} from {self._step(self.first[b])} "

@@ -88,8 +88,8 @@ def test_largest_first_breaks_ties_by_first_use_then_name():
 
 
 def test_best_fit_takes_the_smallest_gap_that_holds_the_request():
-    # Steps s0..s2; a, gap4 and c live at s0 only, so after them a 4-byte hole and an 8-byte
-    # hole sit under the long-lived d; best fit puts e (4 bytes) in the 4-byte hole.
+    # At s0 the slab holds hole8 [0, 8), wall [8, 10), hole4 [10, 14), top [14, 16); at s1
+    # only wall and top remain, leaving gaps of 8 and 4 bytes: best fit puts e in the 4.
     graph = planner.graph_from_dict({
         "alignment": 1, "nodes": ["s0", "s1"], "edges": [["s0", "s1"]],
         "buffers": [{"name": "hole8", "bytes": 8, "uses": ["s0"]},
