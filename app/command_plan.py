@@ -6,6 +6,7 @@ import argparse
 import json
 
 import planner
+from planner.minimalloc_csv import write_minimalloc_csv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds the search algorithm may spend (default 2)")
     parser.add_argument("--include-weights", action="store_true",
                         help="ONNX only: keep initializers and constants in the slab")
+    parser.add_argument("--csv", metavar="OUT",
+                        help="also write the plan as a MiniMalloc CSV with an offset column")
 
 
 def split_order(text: str | None) -> list[str] | None:
@@ -45,6 +48,8 @@ def run(args) -> int:
         print(json.dumps(data, indent=2))
     else:
         print(format_plan(graph, result, bound))
+    if args.csv:
+        write_minimalloc_csv(graph, result, args.csv)
     return 0
 
 

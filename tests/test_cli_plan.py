@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import planner.minimalloc_csv
 from app.cli import main
 from tests.examples import LUMINAL_JOIN, RELU_UNFUSED
 
@@ -48,3 +49,14 @@ def test_installed_command_reports_without_traceback(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr.strip() == "slabscope: graph has a cycle: a -> b -> a"
+
+
+def test_csv_export_round_trips_offsets(tmp_path, capsys):
+    out = tmp_path / "plan.csv"
+    assert main(["plan", str(RELU_UNFUSED), "--csv", str(out)]) == 0
+    capsys.readouterr()
+    offsets = planner.minimalloc_csv.read_minimalloc_offsets(out)
+    assert offsets == {"x": 0, "w": 65_536, "b": 131_072, "workspace": 131_328,
+                       "t0": 1_179_904, "t1": 0, "y": 16_384}
+    assert main(["plan", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["conflicts"] == "serial"
