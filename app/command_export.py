@@ -12,7 +12,7 @@ from .export import VIEWS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope export`."""
-    parser.add_argument("file", help="graph file (.json)")
+    parser.add_argument("file", help="graph file (.json, .onnx or MiniMalloc .csv)")
     parser.add_argument("--png", required=True, metavar="OUT", help="PNG file to write")
     parser.add_argument("--view", choices=VIEWS, default="slab",
                         help="what to draw: slab bar, lifetime map, DAG, timeline or the whole "
@@ -21,20 +21,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pixels per logical pixel, e.g. 2 for HiDPI (default: 1)")
     parser.add_argument("--order", help="request order: buffer names separated by commas, "
                                         "placed first; the rest follow in the file's order")
-    parser.add_argument("--algorithm", default="first-fit", help="placing algorithm")
-    parser.add_argument("--conflicts", default="dag", help="conflict model: dag or serial")
+    parser.add_argument("--algorithm", default="first-fit",
+                        help=f"placing algorithm: {', '.join(planner.ALGORITHMS)} (default: first-fit)")
+    parser.add_argument("--conflicts",
+                        help="conflict model (default: serial for MiniMalloc chains, dag otherwise)")
     parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
     parser.add_argument("--width", type=int, help="view width in logical pixels")
     parser.add_argument("--height", type=int, help="view height in logical pixels")
+    parser.add_argument("--run", action="store_true",
+                        help="execute the plan first (NumPy, or CuPy on a GPU) so the timeline "
+                             "and window show measured phases")
+    parser.add_argument("--repeats", type=int, default=10, help="executes for --run (default 10)")
 
 
 def run(args) -> int:
     """Plan the file, draw the chosen view offscreen and write the PNG; errors raise PlanError."""
     graph = planner.load(args.file)
     order = split_order(args.order)
+    conflicts = args.conflicts or planner.default_conflicts(graph)
     # Plan once up front so a bad order, algorithm or capacity fails with the planner's own error.
     planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
-                 conflicts=args.conflicts)
+                 conflicts=conflicts)
     if args.scale <= 0:
         raise planner.PlanError(f"--scale must be positive, got {args.scale:g}")
     for name in ("width", "height"):
@@ -53,7 +60,13 @@ def run(args) -> int:
     app = ensure_application()
     session = Session()
     session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
-                      conflicts=args.conflicts, capacity=args.capacity)
+                      conflicts=conflicts, capacity=args.capacity)
+    if args.run:
+        import gpu
+
+        session.set_last_run(gpu.run(graph, repeats=args.repeats, algorithm=args.algorithm,
+                                     conflicts=conflicts, request_order=order,
+                                     capacity=args.capacity))
     default = DEFAULT_SIZES[args.view]
     size = QSize(args.width or default.width(), args.height or default.height())
     path = export_view(session, args.view, args.png, args.scale, size)

@@ -53,25 +53,22 @@ def render_png(widget: QWidget, path, scale: float | None = None) -> Path:
 
 
 def build_view(session, view: str) -> QWidget:
-    """A new widget of kind `view` over `session` (views of other modules are imported on demand)."""
+    """A new widget of kind `view` over `session` (each view module is imported on demand)."""
     if view == "slab":
         from .slab_view import SlabView
         return SlabView(session)
     if view == "map":
         from .lifetime_view import LifetimeView
         return LifetimeView(session)
-    try:
-        if view == "dag":
-            from .dag_view import DagView
-            return DagView(session)
-        if view == "timeline":
-            from .timeline_view import TimelineView
-            return TimelineView(session)
-        if view == "window":
-            from .window import MainWindow
-            return MainWindow(session)
-    except ImportError as exc:
-        raise PlanError(f"the {view} view is not available in this build ({exc})") from None
+    if view == "dag":
+        from .dag_view import DagView
+        return DagView(session)
+    if view == "timeline":
+        from .timeline_view import TimelineView
+        return TimelineView(session)
+    if view == "window":
+        from .window import MainWindow
+        return MainWindow(session)
     raise PlanError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 
 

@@ -32,6 +32,16 @@ def distinct_colors(image: QImage, step: int = 3) -> int:
     return len(seen)
 
 
+def saturated_pixels(image: QImage, step: int = 2) -> int:
+    """How many pixels of a sparse grid are strongly coloured (not grey, white or black)."""
+    count = 0
+    for y in range(0, image.height(), step):
+        for x in range(0, image.width(), step):
+            c = image.pixelColor(x, y)
+            count += max(c.red(), c.green(), c.blue()) - min(c.red(), c.green(), c.blue()) > 100
+    return count
+
+
 def relu_session() -> Session:
     session = Session()
     session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
@@ -107,3 +117,20 @@ def test_export_runs_with_no_display_at_all(tmp_path):
     assert (image.width(), image.height()) == (2400, 840)
     assert distinct_colors(image, step=5) >= 8
     assert result.stderr == ""
+
+
+def test_cli_export_run_fills_the_timeline(qapp, tmp_path, capsys):
+    out = tmp_path / "timeline.png"
+    assert main(["export", str(RELU_UNFUSED), "--png", str(out), "--view", "timeline",
+                 "--run", "--repeats", "2"]) == 0
+    image = QImage(str(out))
+    assert image.width() == 1200 and image.height() == 500
+    # Phase and kernel bars are saturated colours; the empty state is grey text only.
+    assert saturated_pixels(image) > 1000
+
+
+def test_cli_export_run_needs_an_executable_graph(qapp, tmp_path, capsys):
+    diamond = RELU_UNFUSED.parent / "diamond.json"
+    assert main(["export", str(diamond), "--png", str(tmp_path / "t.png"), "--view", "timeline",
+                 "--run"]) == 2
+    assert "has no op" in capsys.readouterr().err
