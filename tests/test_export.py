@@ -124,7 +124,7 @@ def test_cli_export_run_fills_the_timeline(qapp, tmp_path, capsys):
     assert main(["export", str(RELU_UNFUSED), "--png", str(out), "--view", "timeline",
                  "--run", "--repeats", "2"]) == 0
     image = QImage(str(out))
-    assert image.width() == 1200 and image.height() == 500
+    assert image.width() >= 1200 and image.height() >= 500  # long measured lines may widen it
     # Phase and kernel bars are saturated colours; the empty state is grey text only.
     assert saturated_pixels(image) > 1000
 
