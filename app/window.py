@@ -27,6 +27,8 @@ GRAPH_FILTER = "Graphs (*.json *.onnx *.csv);;All files (*)"
 SESSION_FILTER = f"Slabscope sessions (*{SESSION_SUFFIX});;All files (*)"
 RECENT_KEY = "recent_files"
 RECENT_LIMIT = 8
+GEOMETRY_KEY = "window/geometry"
+LAYOUT_KEY = "window/layout"
 EXPORT_SCALES = (1.0, 2.0, 3.0)
 DEFAULT_EXPORT_SCALE = 2.0  # sharp on HiDPI screens and in slides
 
@@ -67,6 +69,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)
+        self._restore_layout()
 
         self.summary_label = QLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
@@ -330,9 +333,20 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         if self.confirm_discard():
+            self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
+            self.settings.setValue(LAYOUT_KEY, self.saveState())
             event.accept()
         else:
             event.ignore()
+
+    def _restore_layout(self) -> None:
+        """Put the window and its docks back as the user left them last time."""
+        geometry = self.settings.value(GEOMETRY_KEY)
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        layout = self.settings.value(LAYOUT_KEY)
+        if layout is not None:
+            self.restoreState(layout)
 
     # --- drag and drop -------------------------------------------------------------------
 

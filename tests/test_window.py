@@ -203,3 +203,13 @@ def test_menu_shortcuts_are_unique(window):
     for top in window.menuBar().actions():
         walk(top.menu())
     assert {"Ctrl+O", "Ctrl+Z", "Ctrl+Shift+Z", "Ctrl+E", "Ctrl+S"} <= set(seen)
+
+
+def test_window_layout_is_remembered(qtbot, window):
+    window.docks["inspector"].hide()
+    assert window.close()
+    again = MainWindow(Session(), settings=window.settings)
+    qtbot.addWidget(again)
+    again.show()
+    assert again.docks["inspector"].isHidden()
+    assert not again.docks["requests"].isHidden()
