@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, 
 
 from app import palette
 from app.dag_layout import layered_layout
+from planner.reachability import topological_order
 
 NODE_HEIGHT = 34.0
 NODE_PADDING = 12.0
@@ -27,6 +28,7 @@ ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 MIN_FIT_SCALE = 0.7           # large graphs open at a readable scale instead of shrinking to a smudge
+SMOOTH_EDGE_LIMIT = 400       # graphs with more edges are drawn without antialiasing
 
 NODE_FILL = QColor("#ECEFF4")
 NODE_BORDER = QColor("#4C566A")
@@ -191,7 +193,8 @@ class DagView(QGraphicsView):
         widths = [max(MIN_NODE_WIDTH, name_metrics.horizontalAdvance(_elide(n.name)) + 2 * NODE_PADDING,
                       op_metrics.horizontalAdvance(_elide(n.op or "")) + 2 * NODE_PADDING)
                   for n in graph.nodes]
-        layout = layered_layout(graph.successors, graph.reachability.topo, widths)
+        topo = topological_order([n.name for n in graph.nodes], graph.successors)  # no closure needed
+        layout = layered_layout(graph.successors, topo, widths)
         uses_by_node: list[list[str]] = [[] for _ in graph.nodes]
         for buf, uses in zip(graph.buffers, graph.use_indices):
             for u in uses:
@@ -207,6 +210,8 @@ class DagView(QGraphicsView):
         for (src, dst), points in zip(edges, layout.edge_points):
             self._edge_paths.append((src, dst, layout.layer[src] // BAND_LAYERS, _edge_path(points)))
         self._base_edges.show([(band, path) for _, _, band, path in self._edge_paths])
+        # Antialiased curves cost ~15x more to paint; past a few hundred edges hover would lag.
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, len(edges) <= SMOOTH_EDGE_LIMIT)
         self._ancestor_edges.show([])
         self._descendant_edges.show([])
         self._base_edges.set_alpha(255)
