@@ -38,7 +38,7 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float) -> P
                  for label, o, fit in _portfolio(graph, model, order)]
         return min(plans, key=lambda p: p.slab_bytes)
     packer = Packer(graph, model)
-    height, label, winner, fit, offsets = _best_of_portfolio(
+    (height, label, winner, fit, offsets), took = _best_of_portfolio(
         packer, _portfolio(graph, model, order), bound, deadline)
     if height > bound and _skyline_affordable(model):
         skyline, _ = skyline_offsets(packer.size, model.first, model.last, bound, deadline)
@@ -49,7 +49,7 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float) -> P
             height, label, winner, fit, offsets = _top(packed, packer), \
                 "skyline packing + local search", in_offset_order, "first", packed
     elif height > bound:
-        improved = _local_search(packer, winner, FITS[fit], offsets, bound, deadline)
+        improved = _local_search(packer, winner, FITS[fit], offsets, bound, deadline, took)
         if improved is not None:
             winner, offsets = improved
             label += " + local search"
@@ -62,11 +62,13 @@ def _top(offsets: np.ndarray, packer: Packer) -> int:
 
 
 def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
-    """(height, label, order, fit, offsets) of the lowest portfolio entry tried in time.
+    """((height, label, order, fit, offsets), seconds it took) of the lowest portfolio entry
+    tried in time.
 
     Entries run on all cores at once (the kernels release the GIL). The first entry always
-    runs; a later one starts only if twice the slowest run so far (orders differ in cost) would
-    still end before the deadline, and none starts once a plan reaches the bound.
+    runs; a later one starts only if twice the slowest run so far (orders differ in cost; a run
+    still going counts with the time it has taken) would still end before the deadline, and
+    none starts once a plan reaches the bound.
     """
     entries = enumerate(portfolio)
     workers = os.cpu_count() or 1
@@ -74,6 +76,7 @@ def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
     slowest = 0.0
     with ThreadPoolExecutor(max_workers=workers) as pool:
         running = {}  # future -> its entry's position in the portfolio
+        began = {}  # future -> when it started
 
         def start(entry):
             label, candidate, fit = entry
@@ -82,24 +85,31 @@ def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
             return time.perf_counter() - began, (_top(offsets, packer), label, candidate, fit,
                                                  offsets)
 
-        position, entry = next(entries)
-        running[pool.submit(start, entry)] = position
+        def submit(position, entry):
+            future = pool.submit(start, entry)
+            running[future], began[future] = position, time.perf_counter()
+
+        submit(*next(entries))
         while running:
-            while len(running) < workers and (best is None or best[0] > bound) \
-                    and time.perf_counter() + _SAFETY * slowest < deadline:
+            while len(running) < workers and (best is None or best[0] > bound):
+                now = time.perf_counter()
+                # A run still going has taken at least this long: the slowest may be it.
+                longest = max([slowest] + [now - began[f] for f in running])
+                if now + _SAFETY * longest >= deadline:
+                    break
                 position, entry = next(entries, (None, None))
                 if entry is None:
                     break
-                running[pool.submit(start, entry)] = position
+                submit(position, entry)
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 took, result = future.result()
                 slowest = max(slowest, took)
                 # Ties go to the earlier entry, so the winner does not depend on thread timing.
                 if best is None or (result[0], running[future]) < (best[0], best_position):
-                    best, best_position = result, running[future]
+                    best, best_position, best_took = result, running[future], took
                 del running[future]
-    return best
+    return best, best_took
 
 
 def _skyline_affordable(model) -> bool:
@@ -143,13 +153,14 @@ def _last_uses(graph: Graph, model) -> np.ndarray:
 
 
 def _local_search(packer: Packer, order: np.ndarray, fit: int, offsets: np.ndarray,
-                  bound: int, deadline: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """A better order than `order` (placed at `offsets`) found before `deadline`, with its
-    offsets; or None.
+                  bound: int, deadline: float, took: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """A better order than `order` (placed at `offsets`, which took `took` seconds) found before
+    `deadline`, with its offsets; or None.
 
     A move takes a buffer that reaches the top of the slab and requests it earlier, or swaps two
     requests; moves that do not raise the slab are kept, so the search can cross plateaus. No
-    move starts that twice the slowest move so far says would end past the deadline.
+    move starts that twice the slowest move so far (or placing `order`) says would end past the
+    deadline.
     """
     n = len(order)
     size = packer.size
@@ -158,7 +169,7 @@ def _local_search(packer: Packer, order: np.ndarray, fit: int, offsets: np.ndarr
         return None
     rng = np.random.default_rng(0)
     best = None
-    slowest = 0.0
+    slowest = took
     while True:
         began = time.perf_counter()
         if began + _SAFETY * slowest > deadline:
