@@ -252,17 +252,11 @@ def _gap(slab: int, bound: int | None) -> str:
 
 def measure(instance: Instance, budget: float | None, with_omnimalloc: bool) -> list[str]:
     """One table row for `instance`."""
-    if instance.conflicts not in planner.CONFLICT_MODELS:
-        return [instance.name, instance.conflicts, "", "", "", "model not built yet"]
     graph = _load(instance)
     row = [instance.name, instance.conflicts, f"{len(graph.buffers):,}"]
-    bound = None
-    if callable(getattr(planner, "lower_bound", None)):
-        result, seconds = _timed(planner.lower_bound, graph, conflicts=instance.conflicts)
-        bound = result.bytes
-        row += [f"{bound:,}", f"{seconds:.2f}s"]
-    else:
-        row += ["-", ""]
+    result, seconds = _timed(planner.lower_bound, graph, conflicts=instance.conflicts)
+    bound = result.bytes
+    row += [f"{bound:,}", f"{seconds:.2f}s"]
     for algorithm in planner.ALGORITHMS:
         options = {"conflicts": instance.conflicts}
         if algorithm == "search":
@@ -282,8 +276,7 @@ def measure(instance: Instance, budget: float | None, with_omnimalloc: bool) -> 
                        else f"INVALID ({name})")
     if instance.best_known:
         row.append(f"{instance.best_known:,}")
-        if "search" in planner.ALGORITHMS:
-            row.append(f"{search_slab / instance.best_known - 1:+.2%}")
+        row.append(f"{search_slab / instance.best_known - 1:+.2%}")
     return row
 
 
