@@ -28,7 +28,6 @@ ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 MIN_FIT_SCALE = 0.7           # large graphs open at a readable scale instead of shrinking to a smudge
-SMOOTH_EDGE_LIMIT = 400       # graphs with more edges are drawn without antialiasing
 
 NODE_FILL = QColor("#ECEFF4")
 NODE_BORDER = QColor("#4C566A")
@@ -106,18 +105,16 @@ class EdgeLayer:
                 pen.setCosmetic(True)  # stays one line wide however far the user zooms out
                 item.setPen(pen)
                 item.setZValue(self.z)
+                # Antialiased curves are costly to stroke; a cached pixmap survives hover repaints.
+                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
                 self.scene.addItem(item)
                 self.items[band] = item
             self.items[band].setPath(path)
 
     def set_alpha(self, alpha: int) -> None:
-        """Fade (or restore) every edge of this layer."""
-        colour = QColor(self.colour)
-        colour.setAlpha(alpha)
+        """Fade (or restore) every edge of this layer (by opacity, which keeps the cached pixmap)."""
         for item in self.items.values():
-            pen = item.pen()
-            pen.setColor(colour)
-            item.setPen(pen)
+            item.setOpacity(alpha / 255)
 
 
 class DagView(QGraphicsView):
@@ -210,8 +207,6 @@ class DagView(QGraphicsView):
         for (src, dst), points in zip(edges, layout.edge_points):
             self._edge_paths.append((src, dst, layout.layer[src] // BAND_LAYERS, _edge_path(points)))
         self._base_edges.show([(band, path) for _, _, band, path in self._edge_paths])
-        # Antialiased curves cost ~15x more to paint; past a few hundred edges hover would lag.
-        self.setRenderHint(QPainter.RenderHint.Antialiasing, len(edges) <= SMOOTH_EDGE_LIMIT)
         self._ancestor_edges.show([])
         self._descendant_edges.show([])
         self._base_edges.set_alpha(255)
