@@ -40,7 +40,9 @@ class MainWindow(QMainWindow):
     def __init__(self, session, settings: QSettings | None = None, parent=None):
         super().__init__(parent)
         self.session = session
-        self.settings = settings if settings is not None else QSettings("Slabscope", "Slabscope")
+        # An explicit INI format, so a test's QSettings.setPath really redirects it.
+        self.settings = settings if settings is not None else QSettings(
+            QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Slabscope", "Slabscope")
         self.session_file: Path | None = None
         self.last_error: str | None = None
         self.error_box: QMessageBox | None = None
@@ -333,8 +335,10 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         if self.confirm_discard():
-            self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
-            self.settings.setValue(LAYOUT_KEY, self.saveState())
+            # A window built only to be exported (never on screen) must not overwrite the user's.
+            if not self.testAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen):
+                self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
+                self.settings.setValue(LAYOUT_KEY, self.saveState())
             event.accept()
         else:
             event.ignore()

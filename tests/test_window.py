@@ -213,3 +213,13 @@ def test_window_layout_is_remembered(qtbot, window):
     again.show()
     assert again.docks["inspector"].isHidden()
     assert not again.docks["requests"].isHidden()
+
+
+def test_an_exported_window_leaves_the_saved_layout_alone(qtbot, tmp_path):
+    from app.export import export_view
+
+    session = Session()
+    session.open(RELU_UNFUSED)
+    export_view(session, "window", tmp_path / "w.png")
+    settings = MainWindow(Session()).settings
+    assert settings.value("window/layout") is None and settings.value("window/geometry") is None
