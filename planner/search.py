@@ -3,9 +3,10 @@
 Every candidate is a request order placed by first or best fit, so the winner is replayed by the
 traced placer and its plan reads like any greedy plan. The portfolio includes first fit in the
 caller's request order, so the search is never worse than first fit. Local search moves requests
-earlier or swaps them; under the serial model on small traces it searches skyline packings
-instead (`skyline`) and requests the best one in offset order. It stops early when a plan
-reaches the lower bound, and otherwise when the budget (seconds) runs out.
+earlier or swaps them; under the serial model on small traces it searches packings under a
+fixed capacity (`exact`) and skyline packings (`skyline`) instead, and requests the best one in
+offset order. It stops early when a plan reaches the lower bound, and otherwise when the budget
+(seconds) runs out.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 import numpy as np
 
 from .algorithms import FITS, first_uses, plan_order
+from .exact import exact_offsets
 from .graph import Graph
 from .lower_bound import lower_bound
 from .packing import Packer, fits_int64
@@ -25,6 +27,11 @@ from .skyline import WORK_LIMIT, skyline_offsets
 
 # A step starts only if this many times the slowest such step so far still ends in time.
 _SAFETY = 2.0
+
+# The part of the remaining budget that exact search gets before skyline local search, and the
+# part it may spend on its first capacity (see `exact_offsets`).
+_EXACT_SHARE = 0.5
+_PATIENCE_SHARE = 0.1
 
 
 def search(graph: Graph, model, order, capacity: int | None, budget: float) -> Plan:
@@ -41,13 +48,13 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float) -> P
     (height, label, winner, fit, offsets), took = _best_of_portfolio(
         packer, _portfolio(graph, model, order), bound, deadline)
     if height > bound and _skyline_affordable(model):
-        skyline, _ = skyline_offsets(packer.size, model.first, model.last, bound, deadline)
-        # Placing a skyline packing in offset order by first fit reproduces (or beats) it.
-        in_offset_order = np.lexsort((model.first, skyline))
-        packed = packer.offsets(in_offset_order, FITS["first"])
-        if _top(packed, packer) < height:
-            height, label, winner, fit, offsets = _top(packed, packer), \
-                "skyline packing + local search", in_offset_order, "first", packed
+        for found, how in _serial_packings(packer, model, bound, deadline):
+            # Placing a packing in offset order by first fit reproduces (or beats) it.
+            in_offset_order = np.lexsort((model.first, found))
+            packed = packer.offsets(in_offset_order, FITS["first"])
+            if _top(packed, packer) < height:
+                height, label, winner, fit, offsets = _top(packed, packer), how, \
+                    in_offset_order, "first", packed
     elif height > bound:
         improved = _local_search(packer, winner, FITS[fit], offsets, bound, deadline, took)
         if improved is not None:
@@ -110,6 +117,21 @@ def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
                     best, best_position, best_took = result, running[future], took
                 del running[future]
     return best, best_took
+
+
+def _serial_packings(packer: Packer, model, bound: int, deadline: float):
+    """(offsets, label) of the packings that exact search under a fixed capacity, then skyline
+    local search, find before `deadline`; the latter is skipped once the former hits `bound`."""
+    now = time.perf_counter()
+    # Exact search solves most hard instances within a few percent quickly, or not at all.
+    exact = exact_offsets(packer.size, model.first, model.last, bound,
+                          _PATIENCE_SHARE * (deadline - now), now + _EXACT_SHARE * (deadline - now))
+    if exact is not None:
+        yield exact[0], "exact search under a capacity"
+        if exact[1] <= bound:
+            return
+    skyline, _ = skyline_offsets(packer.size, model.first, model.last, bound, deadline)
+    yield skyline, "skyline packing + local search"
 
 
 def _skyline_affordable(model) -> bool:

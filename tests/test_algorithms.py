@@ -1,6 +1,8 @@
 """The placers under both conflict models: every plan verifies, search is never worse than first
 fit, the array kernels agree with the traced placer, and the serial model shows the hazard."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -224,3 +226,47 @@ def test_skyline_packings_never_overlap_live_buffers(graph):
         for b in range(a + 1, n):
             if model.conflicts(a, b):
                 assert offsets[a] + size[a] <= offsets[b] or offsets[b] + size[b] <= offsets[a]
+
+
+@settings(max_examples=40, deadline=None)
+@given(graph=interval_graphs())
+def test_exact_packings_never_overlap_live_buffers(graph):
+    import time
+
+    from planner import exact
+
+    model = planner.conflict_model(graph, "serial")
+    size = np.asarray(graph.reserved, dtype=np.int64)
+    bound = planner.lower_bound(graph, "serial").bytes
+    found = exact.exact_offsets(size, model.first, model.last, bound, 0.02,
+                                time.perf_counter() + 0.05)
+    if found is None:
+        return
+    offsets, height = found
+    assert height == int((offsets + size).max()) >= bound
+    n = len(size)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if model.conflicts(a, b):
+                assert offsets[a] + size[a] <= offsets[b] or offsets[b] + size[b] <= offsets[a]
+
+
+@pytest.mark.parametrize("path", sorted(
+    (Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "omnimalloc_small")
+    .glob("*.csv")), ids=lambda p: p.name)
+def test_exact_search_finds_the_optimum_of_small_benchmarks(path):
+    import time
+
+    from planner import exact
+
+    graph = planner.load(path)
+    model = planner.conflict_model(graph, "serial")
+    size = np.asarray(graph.reserved, dtype=np.int64)
+    optimum = int(path.stem.split(".")[1])  # the file name carries it
+    offsets, found = exact.packing_within(size, model.first, model.last, np.arange(len(size)),
+                                          optimum, time.perf_counter() + 5, np.zeros(1, np.int64),
+                                          10**9)
+    assert found and int((offsets + size).max()) <= optimum
+    assert not exact.packing_within(size, model.first, model.last, np.arange(len(size)),
+                                    optimum - 1, time.perf_counter() + 5, np.zeros(1, np.int64),
+                                    10**9)[1]
