@@ -20,18 +20,21 @@ TRACE_PAIRS_LIMIT = 2_000_000
 FITS = {"first": 0, "best": 1}
 
 
-def first_uses(graph: Graph, model) -> np.ndarray:
-    """Each buffer's first-use step: in the schedule (serial) or a topological order (dag)."""
+def use_steps(graph: Graph, model) -> tuple[np.ndarray, np.ndarray]:
+    """Each buffer's first- and last-use steps: in the schedule (serial) or a topological order
+    (dag)."""
     if model.name == "serial":
-        return np.asarray(model.first)
+        return np.asarray(model.first), np.asarray(model.last)
     step_of = np.empty(len(graph.nodes), dtype=np.int64)
     step_of[np.asarray(graph.reachability.topo, dtype=np.int64)] = np.arange(len(graph.nodes))
-    return np.array([min(step_of[u] for u in uses) for uses in graph.use_indices], dtype=np.int64)
+    steps = [[step_of[u] for u in uses] for uses in graph.use_indices]
+    return (np.array([min(s) for s in steps], dtype=np.int64),
+            np.array([max(s) for s in steps], dtype=np.int64))
 
 
 def largest_first_order(graph: Graph, model) -> tuple[int, ...]:
     """Buffer indices by reserved bytes, largest first; ties by first use, then name."""
-    first = first_uses(graph, model)
+    first, _ = use_steps(graph, model)
     names = [b.name for b in graph.buffers]
     return tuple(sorted(range(len(names)), key=lambda i: (-graph.reserved[i], first[i], names[i])))
 

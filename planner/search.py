@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from .algorithms import FITS, first_uses, plan_order
+from .algorithms import FITS, plan_order, use_steps
 from .exact import exact_offsets
 from .graph import Graph
 from .lower_bound import lower_bound
@@ -144,8 +144,7 @@ def _skyline_affordable(model) -> bool:
 def _portfolio(graph: Graph, model, order: np.ndarray):
     """(label, order, fit) entries, most often best first; first fit in request order leads."""
     size = np.asarray(graph.reserved, dtype=np.float64)
-    first = first_uses(graph, model)
-    last = _last_uses(graph, model)
+    first, last = use_steps(graph, model)
     duration = (last - first + 1).astype(np.float64)
     # np.lexsort sorts by the last key first; index breaks remaining ties deterministically.
     index = np.arange(len(size))
@@ -163,15 +162,6 @@ def _portfolio(graph: Graph, model, order: np.ndarray):
     yield "earliest first", earliest, "first"
     yield "earliest first", earliest, "best"
     yield "request order", order, "best"
-
-
-def _last_uses(graph: Graph, model) -> np.ndarray:
-    """Each buffer's last-use step (same step numbering as `first_uses`)."""
-    if model.name == "serial":
-        return np.asarray(model.last)
-    step_of = np.empty(len(graph.nodes), dtype=np.int64)
-    step_of[np.asarray(graph.reachability.topo, dtype=np.int64)] = np.arange(len(graph.nodes))
-    return np.array([max(step_of[u] for u in uses) for uses in graph.use_indices], dtype=np.int64)
 
 
 def _local_search(packer: Packer, order: np.ndarray, fit: int, offsets: np.ndarray,
