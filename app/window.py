@@ -14,13 +14,14 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, Q
                                QMessageBox)
 
 import planner
-from app import export, run_worker
-from app.dag_view import DagView
-from app.inspector import Inspector
-from app.lifetime_view import LifetimeView
-from app.request_list import RequestList, format_bytes
-from app.slab_view import SlabView
-from app.timeline_view import TimelineView
+from app.state import run_worker
+from app.views.png_export import render_png
+from app.views.dag_view import DagView
+from app.views.inspector import Inspector
+from app.views.lifetime_view import LifetimeView
+from app.views.request_list import RequestList, format_bytes
+from app.views.slab_view import SlabView
+from app.views.timeline_view import TimelineView
 
 SESSION_SUFFIX = ".slabscope"
 GRAPH_FILTER = "Graphs (*.json *.onnx *.csv);;All files (*)"
@@ -173,7 +174,7 @@ class MainWindow(QMainWindow):
     def export_png(self, view: str, path, scale: float | None = None) -> bool:
         """Write `view` as it is on screen to the PNG `path` (default scale: the menu's choice)."""
         try:
-            written = export.render_png(self.export_widget(view), path,
+            written = render_png(self.export_widget(view), path,
                                         self.export_scale() if scale is None else scale)
         except planner.PlanError as exc:
             self.show_error("Cannot export PNG", str(exc))

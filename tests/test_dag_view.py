@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 import planner
-from app.dag_layout import layered_layout
-from app.dag_view import DagView
+from app.views.dag_layout import layered_layout
+from app.views.dag_view import DagView
 from app.session import Session
 from tests.examples import DIAMOND, RELU_UNFUSED
 

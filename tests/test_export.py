@@ -15,9 +15,10 @@ from PySide6.QtGui import QImage  # noqa: E402
 
 import planner  # noqa: E402
 from app.cli import main  # noqa: E402
-from app.export import export_view, render_png  # noqa: E402
+from app.render import export_view
+from app.views.png_export import render_png  # noqa: E402
 from app.session import Session  # noqa: E402
-from app.slab_view import SlabView  # noqa: E402
+from app.views.slab_view import SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

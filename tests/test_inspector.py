@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 import planner
-from app.inspector import COLUMNS, Inspector
+from app.views.inspector import COLUMNS, Inspector
 from app.session import Session
 from tests.examples import RELU_UNFUSED
 

@@ -10,8 +10,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 import planner  # noqa: E402
-from app.lifetime_view import LifetimeView, buffer_lifetimes, dag_layers  # noqa: E402
-from app.palette import ANCESTOR, DESCENDANT  # noqa: E402
+from app.views.lifetime_view import LifetimeView, buffer_lifetimes, dag_layers  # noqa: E402
+from app.views.palette import ANCESTOR, DESCENDANT  # noqa: E402
 from app.session import Session  # noqa: E402
 from tests.examples import DIAMOND, RELU_UNFUSED  # noqa: E402
 

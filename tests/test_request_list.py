@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
-from app.request_list import RequestList
+from app.views.request_list import RequestList
 from app.session import Session
 from tests.examples import RELU_UNFUSED
 

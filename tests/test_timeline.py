@@ -7,9 +7,9 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 
 import gpu
 import planner
-from app.run_worker import RunController, install_run_actions
+from app.state.run_worker import RunController, install_run_actions
 from app.session import Session
-from app.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
+from app.views.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 DIAMOND_EXEC = EXAMPLES / "diamond_exec.json"

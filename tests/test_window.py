@@ -10,7 +10,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app import cli
-from app.inspector import COLUMNS
+from app.views.inspector import COLUMNS
 from app.session import Session
 from app.window import MainWindow
 from tests.examples import DIAMOND, RELU_UNFUSED
@@ -216,7 +216,7 @@ def test_window_layout_is_remembered(qtbot, window):
 
 
 def test_an_exported_window_leaves_the_saved_layout_alone(qtbot, tmp_path):
-    from app.export import export_view
+    from app.render import export_view
 
     session = Session()
     session.open(RELU_UNFUSED)

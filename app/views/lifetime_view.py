@@ -11,13 +11,13 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 import planner
 
-from .buffer_details import describe_buffer, describe_buffer_line
-from .buffer_emphasis import buffers_by_node, pointer_emphasis
-from .byte_axis import ByteAxis, StepAxis, format_bytes
-from .kind_legend import KindLegend
-from .palette import ANCESTOR, buffer_color
-from .rect_layer import RectLayer
-from .view_keys import zoom_pan_key
+from app.views.buffer_details import describe_buffer, describe_buffer_line
+from app.views.buffer_emphasis import buffers_by_node, pointer_emphasis
+from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
+from app.views.kind_legend import KindLegend
+from app.views.palette import ANCESTOR, buffer_color
+from app.views.rect_layer import RectLayer
+from app.views.view_keys import zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
 PEAK_COLOR = QColor("#B00020")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import planner
 from planner.bitset import members
 
-from .byte_axis import format_bytes
+from app.views.byte_axis import format_bytes
 
 LISTED_NAMES = 6  # longer lists of uses or conflicts end in "and N more"
 

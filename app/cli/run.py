@@ -8,7 +8,7 @@ import sys
 
 import planner
 
-from .command_plan import split_order
+from app.cli.plan import split_order
 
 # Exit code when the run completes but its outputs differ from the per-buffer reference.
 EXIT_MISMATCH = 1

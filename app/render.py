@@ -1,4 +1,4 @@
-"""PNG export of any view, on screen or headless, at a chosen scale (HiDPI aware)."""
+"""Headless rendering: build any view (or the whole window) offscreen over a session and write a PNG."""
 
 from __future__ import annotations
 
@@ -6,68 +6,33 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QPoint, QSize, Qt, qInstallMessageHandler
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtCore import QCoreApplication, QSize, Qt, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.views.png_export import render_png
 from planner import PlanError
 
 VIEWS = ("slab", "map", "dag", "timeline", "window")
 DEFAULT_SIZES = {"slab": QSize(1200, 420), "map": QSize(1200, 700), "dag": QSize(1000, 900),
                  "timeline": QSize(1200, 500), "window": QSize(1600, 1000)}
-MAX_PIXELS = 16384  # per side; larger images are slow and many viewers refuse them
-
-
-def render_image(widget: QWidget, scale: float = 1.0) -> QImage:
-    """`widget` drawn into an image of its size times `scale` pixels (device pixel ratio `scale`).
-
-    Drawing through a device pixel ratio keeps text and lines sharp rather than scaling a bitmap.
-    """
-    if scale <= 0:
-        raise PlanError(f"scale must be positive, got {scale:g}")
-    width, height = round(widget.width() * scale), round(widget.height() * scale)
-    if max(width, height) > MAX_PIXELS:
-        raise PlanError(f"image of {width} x {height} pixels is too large (at most {MAX_PIXELS} a side)")
-    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-    image.setDevicePixelRatio(scale)
-    image.fill(widget.palette().window().color())
-    painter = QPainter(image)
-    try:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        # QWidget's own render: QGraphicsView subclasses overload it to draw only their scene.
-        QWidget.render(widget, painter, QPoint())
-    finally:
-        painter.end()
-    return image
-
-
-def render_png(widget: QWidget, path, scale: float | None = None) -> Path:
-    """Write `widget` to `path` as PNG at `scale` (default: the screen's device pixel ratio)."""
-    scale = widget.devicePixelRatioF() if scale is None else scale
-    image = render_image(widget, scale)
-    path = Path(path)
-    if not image.save(str(path), "PNG"):
-        raise PlanError(f"cannot write PNG {path}")
-    return path
 
 
 def build_view(session, view: str) -> QWidget:
     """A new widget of kind `view` over `session` (each view module is imported on demand)."""
     if view == "slab":
-        from .slab_view import SlabView
+        from app.views.slab_view import SlabView
         return SlabView(session)
     if view == "map":
-        from .lifetime_view import LifetimeView
+        from app.views.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
-        from .dag_view import DagView
+        from app.views.dag_view import DagView
         return DagView(session)
     if view == "timeline":
-        from .timeline_view import TimelineView
+        from app.views.timeline_view import TimelineView
         return TimelineView(session)
     if view == "window":
-        from .window import MainWindow
+        from app.window import MainWindow
         return MainWindow(session)
     raise PlanError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItemDelegate,
                                QToolBar, QVBoxLayout, QWidget)
 
-from app import palette
+from app.views import palette
 
 MIME_TYPE = "application/x-slabscope-request-names"
 SIZE_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLay
                                QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
 
 import planner
-from app.request_list import format_bytes
+from app.views.request_list import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
 COLUMN_WIDTHS = (96, 92, 78, 78, 78, 110, 64, 90)  # pixels; names and lists elide, numbers fit

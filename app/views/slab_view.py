@@ -12,15 +12,15 @@ from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QStyle, QToolButton, QVBoxLayout,
                                QWidget)
 
-from .buffer_details import describe_buffer, describe_buffer_line
-from .buffer_emphasis import buffers_by_node, pointer_emphasis
-from .byte_axis import ByteAxis, format_bytes
-from .kind_legend import KindLegend
-from .palette import CONFLICT_OUTLINE, HOVERED, buffer_color
-from .placement_replay import SPEEDS, PlacementReplay
-from .rect_layer import RectLayer
-from .slab_lanes import slab_lanes
-from .view_keys import zoom_pan_key
+from app.views.buffer_details import describe_buffer, describe_buffer_line
+from app.views.buffer_emphasis import buffers_by_node, pointer_emphasis
+from app.views.byte_axis import ByteAxis, format_bytes
+from app.views.kind_legend import KindLegend
+from app.views.palette import CONFLICT_OUTLINE, HOVERED, buffer_color
+from app.state.placement_replay import SPEEDS, PlacementReplay
+from app.views.rect_layer import RectLayer
+from app.views.slab_lanes import slab_lanes
+from app.views.view_keys import zoom_pan_key
 
 LANE_FILL = 0.86            # share of a lane's height a box covers
 TWEEN_MS = 220              # old layout to new layout after a re-plan

@@ -13,8 +13,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
-from app import palette
-from app.dag_layout import layered_layout
+from app.views import palette
+from app.views.dag_layout import layered_layout
 from planner.reachability import topological_order
 
 NODE_HEIGHT = 34.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QColor
 
-from .palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED
+from app.views.palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED
 
 SELECTED = QColor("#202020")
 HOVER_WIDTH = 3.0

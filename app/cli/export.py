@@ -6,8 +6,8 @@ import argparse
 
 import planner
 
-from .command_plan import split_order
-from .export import VIEWS
+from app.cli.plan import split_order
+from app.render import VIEWS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,8 +54,8 @@ def run(args) -> int:
     from PySide6.QtCore import QSize
     from PySide6.QtGui import QImageReader
 
-    from .export import DEFAULT_SIZES, ensure_application, export_view
-    from .session import Session
+    from app.render import DEFAULT_SIZES, ensure_application, export_view
+    from app.session import Session
 
     app = ensure_application()
     session = Session()

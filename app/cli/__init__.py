@@ -1,7 +1,7 @@
 """The `slabscope` command line: plan, export and run graphs without a screen, or open the window.
 
-Each subcommand lives in its own module (`app/command_<name>.py`) with `add_arguments(parser)`
-and `run(args) -> int`; this file only dispatches. Exit codes: 0 ok, 2 bad input, 3 capacity.
+Each subcommand lives in its own module of this package (`app/cli/<name>.py`) with
+`add_arguments(parser)` and `run(args) -> int`; this file only dispatches. Exit codes: 0 ok, 2 bad input, 3 capacity.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import warnings
 
 from planner import CapacityError, PlanError
 
-# Subcommand name -> (module under app/, one-line help).
+# Subcommand name -> (module under app/cli/, one-line help).
 SUBCOMMANDS = {
-    "open": ("command_open", "open a graph in the window (the default)"),
-    "plan": ("command_plan", "plan a graph file and print the placements"),
-    "export": ("command_export", "render a view of a plan to PNG without a display"),
-    "run": ("command_run", "execute a plan in one slab and measure its phases"),
-    "generate": ("command_generate", "write a larger executable graph (mlp, transformer)"),
+    "open": ("open_window", "open a graph in the window (the default)"),
+    "plan": ("plan", "plan a graph file and print the placements"),
+    "export": ("export", "render a view of a plan to PNG without a display"),
+    "run": ("run", "execute a plan in one slab and measure its phases"),
+    "generate": ("generate", "write a larger executable graph (mlp, transformer)"),
 }
 
 EXIT_BAD_INPUT = 2
@@ -36,7 +36,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, (module, help_text) in SUBCOMMANDS.items():
         parser_for = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            importlib.import_module(f"app.{module}").add_arguments(parser_for)
+            importlib.import_module(f"app.cli.{module}").add_arguments(parser_for)
     return parser
 
 
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and not argv[0].startswith("-")):
         argv = ["open", *argv]
     args = build_parser(argv[0]).parse_args(argv)
-    module = importlib.import_module(f"app.{SUBCOMMANDS[args.command][0]}")
+    module = importlib.import_module(f"app.cli.{SUBCOMMANDS[args.command][0]}")
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
@@ -62,7 +62,3 @@ def main(argv: list[str] | None = None) -> int:
         except PlanError as exc:
             print(f"slabscope: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
-
-
-if __name__ == "__main__":
-    sys.exit(main())
