@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from .errors import PlanError
+
+if TYPE_CHECKING:
+    from .torch_snapshot import AllocatorTrace
 
 # Offsets are unsigned 64-bit on every runtime we model (Luminal's usize, CUDA's size_t).
 SIZE_LIMIT = 2**64 - 1
@@ -53,6 +56,7 @@ class Graph:
 
     Build one with `planner.load` or `planner.graph_from_dict`; those validate. `order` is the
     request order as buffer names; `schedule`, when given, is one serial execution order.
+    `allocator`, for a PyTorch snapshot, is what the caching allocator did over the same trace.
     """
 
     nodes: tuple[Node, ...]
@@ -62,6 +66,7 @@ class Graph:
     order: tuple[str, ...] = ()
     schedule: tuple[str, ...] | None = None
     name: str = "graph"
+    allocator: AllocatorTrace | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def node_index(self) -> dict[str, int]:
