@@ -6,6 +6,7 @@ import argparse
 
 import planner
 
+from app.cli.options import add_planning_options, conflicts_for
 from app.cli.plan import split_order
 from app.render import VIEWS
 
@@ -21,10 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pixels per logical pixel, e.g. 2 for HiDPI (default: 1)")
     parser.add_argument("--order", help="request order: buffer names separated by commas, "
                                         "placed first; the rest follow in the file's order")
-    parser.add_argument("--algorithm", default="first-fit",
-                        help=f"placing algorithm: {', '.join(planner.ALGORITHMS)} (default: first-fit)")
-    parser.add_argument("--conflicts",
-                        help="conflict model (default: serial for MiniMalloc chains, dag otherwise)")
+    add_planning_options(parser)
     parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
     parser.add_argument("--width", type=int, help="view width in logical pixels")
     parser.add_argument("--height", type=int, help="view height in logical pixels")
@@ -38,10 +36,10 @@ def run(args) -> int:
     """Plan the file, draw the chosen view offscreen and write the PNG; errors raise PlanError."""
     graph = planner.load(args.file)
     order = split_order(args.order)
-    conflicts = args.conflicts or planner.default_conflicts(graph)
+    conflicts = conflicts_for(args, graph)
     # Plan once up front so a bad order, algorithm or capacity fails with the planner's own error.
     planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
-                 conflicts=conflicts)
+                 conflicts=conflicts, budget=args.budget)
     if args.scale <= 0:
         raise planner.PlanError(f"--scale must be positive, got {args.scale:g}")
     for name in ("width", "height"):

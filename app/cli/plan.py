@@ -8,6 +8,8 @@ import json
 import planner
 from planner.minimalloc_csv import write_minimalloc_csv
 
+from app.cli.options import add_planning_options, conflicts_for
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope plan`."""
@@ -16,13 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                         "placed first; the rest follow in the file's order")
     parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.add_argument("--algorithm", choices=list(planner.ALGORITHMS), default="first-fit",
-                        help="placer (default: first-fit, Luminal's)")
-    parser.add_argument("--conflicts", choices=list(planner.CONFLICT_MODELS),
-                        help="conflict model: dag (may run concurrently) or serial (one "
-                             "schedule); default: serial for MiniMalloc chains, dag otherwise")
-    parser.add_argument("--budget", type=float, default=2.0,
-                        help="seconds the search algorithm may spend (default 2)")
+    add_planning_options(parser)
     parser.add_argument("--include-weights", action="store_true",
                         help="ONNX only: keep initializers and constants in the slab")
     parser.add_argument("--csv", metavar="OUT",
@@ -37,7 +33,7 @@ def split_order(text: str | None) -> list[str] | None:
 def run(args) -> int:
     """Plan the file and print it; errors propagate as PlanError for the dispatcher."""
     graph = planner.load(args.file, include_weights=args.include_weights)
-    conflicts = args.conflicts or planner.default_conflicts(graph)
+    conflicts = conflicts_for(args, graph)
     result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
                           capacity=args.capacity, conflicts=conflicts, budget=args.budget)
     bound = planner.lower_bound(graph, conflicts)

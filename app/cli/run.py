@@ -8,6 +8,7 @@ import sys
 
 import planner
 
+from app.cli.options import add_planning_options, conflicts_for
 from app.cli.plan import split_order
 
 # Exit code when the run completes but its outputs differ from the per-buffer reference.
@@ -23,8 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
                         help="cupy needs a CUDA device; auto falls back to numpy and says why")
     parser.add_argument("--repeats", type=int, default=10, help="timed executes (default 10)")
-    parser.add_argument("--algorithm", default="first-fit", choices=sorted(planner.ALGORITHMS))
-    parser.add_argument("--conflicts", default="dag", choices=sorted(planner.CONFLICT_MODELS))
+    add_planning_options(parser)
     parser.add_argument("--order", help="request order: buffer names separated by commas")
     parser.add_argument("--execute-order", help="run the nodes in this legal order (names "
                                                 "separated by commas; unlisted nodes fill in)")
@@ -37,11 +37,20 @@ def run(args) -> int:
     """Run the graph and print the report; 0 verified, 1 outputs differ, 2 cannot run."""
     import gpu
 
+    graph = planner.load(args.file)
+    conflicts = conflicts_for(args, graph)
+    order = split_order(args.order)
+    # The runner plans (and times) every placer itself but takes no budget, so a search is
+    # planned here with the user's budget and handed in.
+    plan = None
+    if args.algorithm == "search" and args.layout == "slab":
+        plan = planner.plan(graph, algorithm="search", order=order, conflicts=conflicts,
+                            budget=args.budget)
     try:
-        report = gpu.run(args.file, backend=args.backend, repeats=args.repeats,
-                         algorithm=args.algorithm, conflicts=args.conflicts,
-                         request_order=split_order(args.order),
-                         execute_order_names=split_order(args.execute_order), layout=args.layout)
+        report = gpu.run(graph, backend=args.backend, repeats=args.repeats,
+                         algorithm=args.algorithm, conflicts=conflicts, request_order=order,
+                         execute_order_names=split_order(args.execute_order), layout=args.layout,
+                         plan=plan)
     except (gpu.SlabAllocationError, MemoryError, RuntimeError) as exc:
         # CuPy's driver and allocation failures arrive as RuntimeError / MemoryError subclasses;
         # a PlanError (bad input) goes on to the dispatcher
