@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import difflib
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -10,11 +10,18 @@ from types import MappingProxyType
 
 from .errors import PlanError
 from .graph import BUFFER_KINDS, SIZE_LIMIT, Buffer, Graph, Node, align_up
+from .input_limits import check_text, quoted, read_json, shape_elements
+from .lifetimes import serial_schedule
 
 DTYPE_BYTES = {
     "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8": 1,
     "int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1,
 }
+
+# The keys each object of a graph file may have; any other is a misspelling or another format.
+GRAPH_KEYS = ("description", "alignment", "nodes", "edges", "buffers", "order", "schedule")
+NODE_KEYS = ("name", "op", "inputs", "outputs", "workspace", "attrs")
+BUFFER_KEYS = ("name", "bytes", "shape", "dtype", "uses", "kind")
 
 
 def load(path, include_weights: bool = False) -> Graph:
@@ -36,18 +43,11 @@ def load(path, include_weights: bool = False) -> Graph:
         from .minimalloc_csv import load_minimalloc_csv
 
         return load_minimalloc_csv(path)
+    data = read_json(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise PlanError(f"{path}: not a UTF-8 text file") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: "
-                        f"{exc.msg}") from None
-    return graph_from_dict(data, name=path.stem)
+        return graph_from_dict(data, name=path.stem)
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
 
 
 def default_conflicts(graph: Graph) -> str:
@@ -74,19 +74,30 @@ def _expect(value, kind, what: str):
 
 
 def _names(value, what: str) -> tuple[str, ...]:
-    return tuple(_expect(v, str, f"{what} entries") for v in _expect(value, list, what))
+    return tuple(check_text(_expect(v, str, f"{what} entries"), f"{what} entry")
+                 for v in _expect(value, list, what))
+
+
+def _known_keys(entry: dict, known: tuple[str, ...], what: str) -> None:
+    """A PlanError naming the first key of `entry` not in `known`, with the closest known one."""
+    for key in entry:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+            raise PlanError(f"{what}: unknown key {quoted(key)}{hint}")
 
 
 def _node(entry, i: int) -> Node:
     if isinstance(entry, str):
-        return Node(entry)
+        return Node(check_text(entry, "node name"))
     entry = _expect(entry, dict, f"nodes[{i}]")
-    name = _expect(entry.get("name"), str, f"nodes[{i}].name")
+    name = check_text(_expect(entry.get("name"), str, f"nodes[{i}].name"), "node name")
+    _known_keys(entry, NODE_KEYS, f"node {name!r}")
     attrs = _expect(entry.get("attrs", {}), dict, f"node {name!r}: attrs")
     op = entry.get("op")
     return Node(
         name=name,
-        op=None if op is None else _expect(op, str, f"node {name!r}: op"),
+        op=None if op is None else check_text(_expect(op, str, f"node {name!r}: op"), "op"),
         inputs=_names(entry.get("inputs", []), f"node {name!r}: inputs"),
         outputs=_names(entry.get("outputs", []), f"node {name!r}: outputs"),
         workspace=_names(entry.get("workspace", []), f"node {name!r}: workspace"),
@@ -100,15 +111,11 @@ def _buffer_size(entry: dict, name: str) -> tuple[int, tuple[int, ...] | None, s
     if "shape" in entry or "dtype" in entry:
         dims = _expect(entry.get("shape"), list, f"buffer {name!r}: shape")
         shape = tuple(_expect(d, int, f"buffer {name!r}: shape entries") for d in dims)
-        if any(d < 0 for d in shape):
-            raise PlanError(f"buffer {name!r}: shape {list(shape)} has a negative dimension")
         dtype = _expect(entry.get("dtype"), str, f"buffer {name!r}: dtype")
         if dtype not in DTYPE_BYTES:
             raise PlanError(f"buffer {name!r}: unknown dtype {dtype!r}; "
                             f"known: {', '.join(DTYPE_BYTES)}")
-        size = DTYPE_BYTES[dtype]
-        for d in shape:
-            size *= d
+        size = DTYPE_BYTES[dtype] * shape_elements(shape, f"buffer {name!r}")
         if "bytes" in entry and entry["bytes"] != size:
             raise PlanError(f"buffer {name!r}: bytes {entry['bytes']} disagrees with shape "
                             f"{list(shape)} of {dtype} ({size} bytes)")
@@ -129,9 +136,14 @@ def graph_from_dict(data, name: str = "graph") -> Graph:
     an edge to each node that reads it.
     """
     data = _expect(data, dict, "the graph file's top level")
+    _known_keys(data, GRAPH_KEYS, "the graph file's top level")
+    if "nodes" not in data and "buffers" not in data:
+        raise PlanError("not a graph: the top level has neither 'nodes' nor 'buffers'")
     alignment = _expect(data.get("alignment", 256), int, "alignment")
     if alignment <= 0:
         raise PlanError(f"alignment must be positive, got {alignment}")
+    if alignment > SIZE_LIMIT:
+        raise PlanError(f"alignment {alignment} exceeds the 64-bit limit {SIZE_LIMIT}")
     nodes = tuple(_node(e, i) for i, e in enumerate(_expect(data.get("nodes", []), list, "nodes")))
     node_names: set[str] = set()
     for node in nodes:
@@ -146,7 +158,7 @@ def graph_from_dict(data, name: str = "graph") -> Graph:
             raise PlanError(f"edges[{i}] must be [src, dst], got {list(pair)}")
         for end in pair:
             if end not in node_names:
-                raise PlanError(f"edge {pair[0]} -> {pair[1]} names unknown node {end!r}")
+                raise PlanError(f"edge {pair[0]!r} -> {pair[1]!r} names unknown node {end!r}")
         edges.append(pair)
 
     touched_by: dict[str, list[str]] = {}
@@ -166,7 +178,8 @@ def graph_from_dict(data, name: str = "graph") -> Graph:
     seen: set[str] = set()
     for i, entry in enumerate(_expect(data.get("buffers", []), list, "buffers")):
         entry = _expect(entry, dict, f"buffers[{i}]")
-        bname = _expect(entry.get("name"), str, f"buffers[{i}].name")
+        bname = check_text(_expect(entry.get("name"), str, f"buffers[{i}].name"), "buffer name")
+        _known_keys(entry, BUFFER_KEYS, f"buffer {bname!r}")
         if bname in seen:
             raise PlanError(f"duplicate buffer name {bname!r}")
         seen.add(bname)
@@ -213,5 +226,7 @@ def graph_from_dict(data, name: str = "graph") -> Graph:
     if "order" in data:
         requested = graph.request_order(_names(data["order"], "order"))
         graph = replace(graph, order=tuple(buffers[i].name for i in requested))
+    if schedule is not None:
+        serial_schedule(graph)  # every node once, in an order the edges allow
     graph.reachability  # a cycle is a load error, not a planning surprise
     return graph

@@ -33,7 +33,8 @@ def serial_schedule(graph: Graph) -> tuple[int, ...]:
             raise PlanError(f"schedule misses node {node.name!r}")
     for src, dst in graph.edges:
         if position[src] > position[dst]:
-            raise PlanError(f"schedule runs {dst!r} before {src!r}, against edge {src} -> {dst}")
+            raise PlanError(f"schedule runs {dst!r} before {src!r}, "
+                            f"against edge {src!r} -> {dst!r}")
     index = graph.node_index
     return tuple(index[name] for name in graph.schedule)
 

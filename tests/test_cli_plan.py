@@ -48,7 +48,7 @@ def test_installed_command_reports_without_traceback(tmp_path):
     result = subprocess.run([sys.executable, "-m", "app.cli", "plan", str(bad)],
                             capture_output=True, text=True)
     assert result.returncode == 2
-    assert result.stderr.strip() == "slabscope: graph has a cycle: a -> b -> a"
+    assert result.stderr.strip() == f"slabscope: {bad}: graph has a cycle: a -> b -> a"
 
 
 def test_csv_export_round_trips_offsets(tmp_path, capsys):

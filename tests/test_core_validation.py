@@ -45,7 +45,7 @@ CASES = [
      "buffer 'x': unknown dtype 'complex7'"),
     (with_(order=["x", "nope"]), "order names unknown buffer 'nope'"),
     (with_(order=["x", "x"]), "order lists buffer 'x' twice"),
-    (with_(edges=[["a", "zz"]]), "edge a -> zz names unknown node 'zz'"),
+    (with_(edges=[["a", "zz"]]), "edge 'a' -> 'zz' names unknown node 'zz'"),
     (with_(nodes=["a", "a"]), "duplicate node name 'a'"),
     ([1, 2], "the graph file's top level must be an object, got list"),
 ]
