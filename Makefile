@@ -8,12 +8,12 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(VENV)/.run-deps: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[onnx]'
+$(VENV)/.run-deps: pyproject.toml constraints.txt | $(PY)
+	$(PY) -m pip install -q -c constraints.txt -e '.[onnx]'
 	touch $@
 
-$(VENV)/.test-deps: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[test,onnx]'
+$(VENV)/.test-deps: pyproject.toml constraints.txt | $(PY)
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,onnx]'
 	touch $@
 
 run: $(VENV)/.run-deps

@@ -1,10 +1,13 @@
-"""The example graphs that ship in `assets/examples/`."""
+"""The example graphs that ship inside the `app` package, in `app/example_graphs/`.
+
+They are package data, so a regular (non-editable) install has them too.
+"""
 
 from pathlib import Path
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "assets" / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parent / "example_graphs"
 
 
 def default_example() -> Path:
-    """The built-in example: relu(x @ w + b), not fused (SPEC.md section 4)."""
+    """The built-in example: relu(x @ w + b), not fused."""
     return EXAMPLES_DIR / "relu_unfused.json"

@@ -20,7 +20,7 @@ import planner  # noqa: E402
 from gpu.generators import mlp, transformer  # noqa: E402
 from gpu.report import seconds_text  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples"
+EXAMPLES = Path(__file__).resolve().parent.parent / "app" / "example_graphs"
 
 
 def cases(quick: bool):

@@ -110,7 +110,7 @@ def test_export_runs_with_no_display_at_all(tmp_path):
            if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
     out = tmp_path / "out.png"
     result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "export", "assets/examples/relu_unfused.json",
+        [sys.executable, "-m", "app.cli", "export", "app/example_graphs/relu_unfused.json",
          "--png", str(out), "--view", "slab", "--scale", "2"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
