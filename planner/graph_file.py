@@ -25,7 +25,8 @@ BUFFER_KEYS = ("name", "bytes", "shape", "dtype", "uses", "kind")
 
 
 def load(path, include_weights: bool = False) -> Graph:
-    """Read the graph file at `path`: JSON, ONNX (`.onnx`) or MiniMalloc CSV (`.csv`).
+    """Read the graph file at `path`: JSON, ONNX (`.onnx`), MiniMalloc CSV (`.csv`) or a PyTorch
+    memory snapshot (`.pickle`, the first device with a trace; see `load_snapshot`).
 
     `include_weights` only matters for ONNX: keep initializers and constants in the slab. What
     the ONNX import had to guess (dimensions taken as 1) is reported as a `UserWarning`.
@@ -43,6 +44,10 @@ def load(path, include_weights: bool = False) -> Graph:
         from .minimalloc_csv import load_minimalloc_csv
 
         return load_minimalloc_csv(path)
+    if suffix == ".pickle":
+        from .torch_snapshot import load_snapshot
+
+        return load_snapshot(path)
     data = read_json(path)
     try:
         return graph_from_dict(data, name=path.stem)
@@ -228,5 +233,5 @@ def graph_from_dict(data, name: str = "graph") -> Graph:
         graph = replace(graph, order=tuple(buffers[i].name for i in requested))
     if schedule is not None:
         serial_schedule(graph)  # every node once, in an order the edges allow
-    graph.reachability  # a cycle is a load error, not a planning surprise
+    graph.topo  # a cycle is a load error (found by a topological sort, no closure)
     return graph

@@ -1,13 +1,38 @@
 """PyTorch CUDA memory snapshots (`torch.cuda.memory._dump_snapshot`) as serial-model graphs.
 
 Read without torch, through an unpickler that refuses every class: a snapshot holds only
-builtins. The trace of one device becomes a chain of time steps, one buffer per block.
+builtins. The trace of one device becomes a chain of time steps: a `start` step, then one step
+per event that changes live or reserved bytes (`alloc`, `free_completed`, `segment_alloc`,
+`segment_free`, `segment_map`, `segment_unmap`). Every block is a buffer live over
+`[step of its alloc, step of its free_completed)`; a block is not reusable before its
+`free_completed`, so `free_requested` ends nothing. Blocks allocated before recording began (freed
+in the trace with no alloc, or active in the snapshot's `segments` with none) live from `start`;
+blocks still live at the end live through the last step.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
+import stat
 from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
 from typing import Mapping
+
+from .errors import PlanError
+from .graph import Buffer, Graph, Node
+
+# Snapshots of long runs reach gigabytes; they are streamed, never held as bytes, so the cap
+# only stops a file that could not be a snapshot of any one machine's memory.
+SNAPSHOT_BYTES_LIMIT = 64 << 30
+
+STEP_ACTIONS = frozenset({"alloc", "free_completed", "segment_alloc", "segment_free",
+                          "segment_map", "segment_unmap"})
+RESERVE_DELTA = {"segment_alloc": 1, "segment_map": 1, "segment_free": -1, "segment_unmap": -1}
+ACTIVE_STATES = frozenset({"active_allocated", "active_pending_free"})
+RECORD_HINT = ("call torch.cuda.memory._record_memory_history() before the run, then "
+               "torch.cuda.memory._dump_snapshot(path)")
 
 
 @dataclass(frozen=True)
@@ -31,3 +56,290 @@ class AllocatorTrace:
     streams: Mapping[str, int]
     before_recording: frozenset[str]
     step_times_us: tuple[int, ...]
+
+
+class _BuiltinsOnly(pickle.Unpickler):
+    """An unpickler for data made only of builtins: any class or function reference is refused."""
+
+    def find_class(self, module, name):
+        raise PlanError(f"not a memory snapshot: it contains objects ({module}.{name})")
+
+
+def read_snapshot(path) -> dict:
+    """The snapshot at `path` as plain data, streamed from the file into a class-refusing unpickler.
+
+    Every failure is a one-line `PlanError`: an unreadable or truncated file, a pickle that holds
+    objects, or data that is not a snapshot's top-level dictionary.
+    """
+    path = Path(path)
+    try:
+        with _open_regular(path) as handle:
+            data = _BuiltinsOnly(handle).load()
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except EOFError:
+        raise PlanError(f"{path}: truncated snapshot: the file ends before the pickle does"
+                        ) from None
+    except pickle.UnpicklingError as exc:
+        if "truncated" in str(exc):
+            raise PlanError(f"{path}: truncated snapshot: the file ends before the pickle does"
+                            ) from None
+        raise PlanError(f"{path}: not a memory snapshot: not a readable pickle ({exc})") from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError,
+            RecursionError, MemoryError) as exc:
+        raise PlanError(f"{path}: not a memory snapshot: not a readable pickle "
+                        f"({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("segments", []), list):
+        raise PlanError(f"{path}: not a memory snapshot: expected a dictionary with 'segments' "
+                        f"and 'device_traces', got {type(data).__name__}")
+    return data
+
+
+def _open_regular(path: Path):
+    """`path` opened for buffered binary reading, once it is known to be a regular file within
+    the size limit (a FIFO or device is refused before anything is read from it)."""
+    try:
+        # O_NONBLOCK: opening a FIFO that has no writer must not wait for one.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except ValueError as exc:  # an embedded NUL in the path
+        raise PlanError(f"not a valid path ({exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PlanError("cannot read: " + ("a folder" if stat.S_ISDIR(info.st_mode) else
+                                               "not a regular file"))
+        if info.st_size > SNAPSHOT_BYTES_LIMIT:
+            raise PlanError(f"{info.st_size:,} bytes is over the {SNAPSHOT_BYTES_LIMIT:,}-byte "
+                            f"limit for snapshots")
+        return os.fdopen(fd, "rb", buffering=1 << 20)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def load_snapshot(path, device: int | None = None) -> Graph:
+    """Read a PyTorch memory snapshot into a serial-model `Graph` over one device's trace.
+
+    `device`: the device whose trace to read; default, the first device with one. The graph's
+    `allocator` holds what the caching allocator did (peak reserved and live bytes, per-step
+    curves, block addresses, stacks, streams). Buffers are named after their innermost Python
+    frame and a counter (`model.py:118 forward #3`); request order is trace order.
+    """
+    path = Path(path)
+    data = read_snapshot(path)
+    traces = data.get("device_traces")
+    if not isinstance(traces, list) or not any(isinstance(t, list) and t for t in traces):
+        raise PlanError(f"{path}: the snapshot has no allocation trace (no device_traces): "
+                        f"{RECORD_HINT}")
+    with_trace = [d for d, t in enumerate(traces) if isinstance(t, list) and t]
+    if device is None:
+        device = with_trace[0]
+    elif device not in with_trace:
+        raise PlanError(f"{path}: device {device} has no trace; devices with one: "
+                        f"{', '.join(map(str, with_trace))}")
+    segments = [s for s in data.get("segments", [])
+                if isinstance(s, dict) and s.get("device", device) == device]
+    try:
+        return _TraceReader(traces[device], segments, device).graph(path.stem)
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
+
+
+class _TraceReader:
+    """One device's events and final segments, turned into steps and blocks."""
+
+    def __init__(self, events: list, segments: list, device: int):
+        self.device = device
+        self.step_event: list[int] = [-1]  # event index of each step; -1 for `start`
+        self.step_action: list[str] = ["start"]
+        self.step_time: list[int] = []
+        self.reserve_delta: list[int] = [0]
+        # Per block: [first step, end step or None, bytes, address, stream, frames, before].
+        self.blocks: list[list] = []
+        self.seen_segments: set[tuple[int, int]] = set()
+        self._walk(events)
+        self._add_active_segment_blocks(segments)
+        final = [(_int(s, "address", "segment"), _int(s, "total_size", "segment")) for s in segments]
+        self.final_reserved = sum(size for _, size in final)
+        self.seen_segments.update(final)
+
+    def _walk(self, events: list) -> None:
+        live: dict[int, int] = {}  # address -> index into blocks, for blocks live now
+        for i, event in enumerate(events):
+            try:
+                action = event["action"]
+                if action not in STEP_ACTIONS:
+                    continue
+                addr, size = event["addr"], event["size"]
+                if not isinstance(addr, int) or not isinstance(size, int) or size < 0:
+                    raise PlanError(f"addr and size must be non-negative integers, got "
+                                    f"{addr!r} and {size!r}")
+                step = len(self.step_event)
+                self.step_event.append(i)
+                self.step_action.append(action)
+                self.step_time.append(event.get("time_us", 0))
+                self.reserve_delta.append(RESERVE_DELTA.get(action, 0) * size)
+                if action == "alloc":
+                    if addr in live:
+                        first = self.step_event[self.blocks[live[addr]][0]]
+                        raise PlanError(f"allocates {addr:#x}, which is still live "
+                                        f"(allocated at event {first})")
+                    live[addr] = len(self.blocks)
+                    self.blocks.append([step, None, size, addr, event.get("stream", 0),
+                                        event.get("frames", ()), False])
+                elif action == "free_completed":
+                    if addr in live:
+                        self.blocks[live.pop(addr)][1] = step
+                    else:  # allocated before recording began; its stack is where it was freed
+                        self.blocks.append([0, step, size, addr, event.get("stream", 0),
+                                            event.get("frames", ()), True])
+                else:
+                    self.seen_segments.add((addr, size))
+            except PlanError as exc:
+                raise PlanError(f"device {self.device} event {i}: {exc}") from None
+            except (KeyError, TypeError, AttributeError) as exc:
+                raise PlanError(f"device {self.device} event {i}: malformed event "
+                                f"({type(exc).__name__}: {exc})") from None
+        self.live_at_end = live
+
+    def _add_active_segment_blocks(self, segments: list) -> None:
+        """Blocks active at the snapshot that no alloc of the trace made: allocated before it."""
+        for segment in segments:
+            for block in segment.get("blocks", ()):
+                if block.get("state") not in ACTIVE_STATES:
+                    continue
+                addr = _int(block, "address", "segment block")
+                if addr in self.live_at_end:
+                    continue
+                # The trace records requested sizes; a segment's block keeps one too.
+                size_key = "requested_size" if "requested_size" in block else "size"
+                self.blocks.append([0, None, _int(block, size_key, "segment block"), addr,
+                                    segment.get("stream", 0), block.get("frames", ()), True])
+
+    def graph(self, name: str) -> Graph:
+        """The chain graph of the steps, a buffer per block, and the allocator's side."""
+        steps = len(self.step_event)
+        start_time = self.step_time[0] if self.step_time else 0
+        times = tuple([start_time] + self.step_time)
+        node_names = tuple("start" if e < 0 else f"{a} {e}"
+                           for e, a in zip(self.step_event, self.step_action))
+        nodes = tuple(Node(n, attrs=MappingProxyType({"action": a, "event": e, "time_us": t}))
+                      for n, a, e, t in zip(node_names, self.step_action, self.step_event, times))
+        stacks = _Stacks()
+        live_delta = [0] * (steps + 1)
+        buffers, addresses, streams, before, stack_of = [], {}, {}, set(), {}
+        # Request order is order of first step: blocks from before recording, then trace order.
+        for first, end, size, addr, stream, frames, early in sorted(self.blocks,
+                                                                    key=lambda b: b[0]):
+            end = steps if end is None else end
+            stack = stacks.fold(frames)
+            buffer_name = stacks.name(stack, early)
+            last = end - 1
+            uses = (node_names[first],) if first == last else (node_names[first], node_names[last])
+            buffers.append(Buffer(buffer_name, size, uses))
+            live_delta[first] += size
+            live_delta[end] -= size
+            addresses[buffer_name] = addr
+            streams[buffer_name] = stream
+            stack_of[buffer_name] = stack
+            if early:
+                before.add(buffer_name)
+        step_live = _running_sum(live_delta[:steps])
+        step_reserved = self._reserved_by_step()
+        trace = AllocatorTrace(
+            device=self.device,
+            peak_reserved_bytes=max(step_reserved),
+            peak_allocated_bytes=max(step_live),
+            step_live_bytes=step_live,
+            step_reserved_bytes=step_reserved,
+            addresses=MappingProxyType(addresses),
+            segments=tuple(sorted(self.seen_segments)),
+            stacks=MappingProxyType(stack_of),
+            streams=MappingProxyType(streams),
+            before_recording=frozenset(before),
+            step_times_us=times,
+        )
+        return Graph(nodes=nodes, edges=tuple(zip(node_names, node_names[1:])),
+                     buffers=tuple(buffers), alignment=1,
+                     order=tuple(b.name for b in buffers),
+                     schedule=node_names, name=name, allocator=trace)
+
+    def _reserved_by_step(self) -> tuple[int, ...]:
+        """Reserved bytes after each step: the final segments walked back through the trace."""
+        reserved = [0] * len(self.reserve_delta)
+        total = self.final_reserved
+        for step in range(len(reserved) - 1, -1, -1):
+            reserved[step] = total
+            total -= self.reserve_delta[step]
+            if total < 0:
+                raise PlanError(f"device {self.device}: the snapshot's segments walked back "
+                                f"through the trace go negative before event "
+                                f"{self.step_event[step]}; segments and trace disagree")
+        return tuple(reserved)
+
+
+class _Stacks:
+    """Folds frame lists into stacks (Python frames, then one C++ entry) and names buffers."""
+
+    def __init__(self):
+        self._labels: dict[int, str | None] = {}  # id(frame) -> Python label, None for C++
+        self._basenames: dict[str, str] = {}
+        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._counts: dict[str, int] = {}
+        self._names: set[str] = set()
+
+    def fold(self, frames) -> tuple[str, ...]:
+        """Python frames as `file:line function`, innermost first, then "… N C++ frames"."""
+        python, native = [], 0
+        for frame in frames:
+            label = self._labels.get(id(frame), "")
+            if label == "":
+                label = self._labels[id(frame)] = self._label(frame)
+            if label is None:
+                native += 1
+            else:
+                python.append(label)
+        if native:
+            python.append(f"… {native} C++ frame" + ("s" if native > 1 else ""))
+        stack = tuple(python)
+        return self._shared.setdefault(stack, stack)
+
+    def _label(self, frame) -> str | None:
+        filename = frame.get("filename", "") if isinstance(frame, dict) else ""
+        if not isinstance(filename, str) or not (
+                filename.endswith(".py") or filename.startswith("<") and filename.endswith(">")):
+            return None
+        base = self._basenames.get(filename)
+        if base is None:
+            base = self._basenames[filename] = filename.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{base}:{frame.get('line', 0)} {frame.get('name', '?')}"
+
+    def name(self, stack: tuple[str, ...], before_recording: bool) -> str:
+        """The innermost Python frame and a per-frame counter, unique among the names given."""
+        if stack and not stack[0].startswith("… "):
+            site = stack[0]
+        else:
+            site = "(before recording)" if before_recording else "(no Python frame)"
+        while True:
+            count = self._counts[site] = self._counts.get(site, 0) + 1
+            name = f"{site} #{count}"
+            if name not in self._names:
+                self._names.add(name)
+                return name
+
+
+def _running_sum(deltas: list[int]) -> tuple[int, ...]:
+    total, out = 0, []
+    for delta in deltas:
+        total += delta
+        out.append(total)
+    return tuple(out)
+
+
+def _int(entry, key: str, what: str) -> int:
+    value = entry.get(key) if isinstance(entry, dict) else None
+    if not isinstance(value, int) or value < 0:
+        raise PlanError(f"malformed {what}: {key} must be a non-negative integer, got {value!r}")
+    return value

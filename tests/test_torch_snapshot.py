@@ -1,0 +1,166 @@
+"""PyTorch memory snapshots: lifetimes from the trace, the allocator's side, names, bad input."""
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+import planner
+from planner.torch_snapshot import AllocatorTrace, load_snapshot
+from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder, cpp_frame, py_frame, tiny
+
+SHARED_SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "snapshots"
+REAL = ["cs336_a2_magma27.pickle", "cs336_a2_bcrafton.pickle"]
+
+
+def lifetimes(graph):
+    """Buffer name -> (first step, last step) over the graph's chain."""
+    position = {n: i for i, n in enumerate(graph.schedule)}
+    return {b.name: (position[b.uses[0]], position[b.uses[-1]]) for b in graph.buffers}
+
+
+@pytest.fixture
+def tiny_graph(tmp_path):
+    return load_snapshot(tiny().write(tmp_path / "tiny.pickle", protocol=2))
+
+
+def test_committed_tiny_snapshot_is_what_the_builder_writes():
+    assert pickle.loads(TINY_SNAPSHOT.read_bytes()) == tiny().snapshot()
+
+
+def test_each_block_lives_from_its_alloc_until_its_free_completed(tiny_graph):
+    graph = tiny_graph
+    assert graph.schedule == (
+        "start", "alloc 0", "free_completed 2", "segment_alloc 3", "alloc 4", "free_completed 6",
+        "alloc 7", "segment_alloc 9", "alloc 10", "free_completed 12", "segment_free 13")
+    end = len(graph.schedule) - 1
+    assert lifetimes(graph) == {
+        "train.py:9 step #1": (0, 1),              # freed in the trace, allocated before it
+        "model.py:20 __init__ #1": (0, end),       # active in segments, no alloc in the trace
+        "model.py:118 forward #1": (1, 4),         # alloc 0 .. free_completed 6
+        "model.py:118 forward #2": (4, end),       # free_requested only: never reusable
+        "(no Python frame) #1": (6, end),          # live at the end
+        "model.py:118 forward #3": (8, 8),
+    }
+    assert graph.allocator.before_recording == {"train.py:9 step #1", "model.py:20 __init__ #1"}
+    assert [b.bytes for b in graph.buffers] == [512, 1024, 512, 1536, 512, 8192]
+    assert graph.alignment == 1 and graph.order == tuple(b.name for b in graph.buffers)
+    assert planner.default_conflicts(graph) == "serial"
+
+
+def test_allocator_side_walks_segments_back_through_the_trace(tiny_graph):
+    trace = tiny_graph.allocator
+    assert isinstance(trace, AllocatorTrace) and trace.device == 0
+    assert trace.step_live_bytes == (1536, 2048, 1536, 1536, 3072, 2560, 3072, 3072, 11264,
+                                     3072, 3072)
+    # 4 KiB before recording, + 2 KiB segment, + 8 KiB segment, which is released at the end.
+    assert trace.step_reserved_bytes == (4096, 4096, 4096, 6144, 6144, 6144, 6144, 14336, 14336,
+                                         14336, 6144)
+    assert trace.peak_allocated_bytes == 11264 and trace.peak_reserved_bytes == 14336
+    assert trace.segments == ((0x10000, 4096), (0x20000, 2048), (0x30000, 8192))
+    assert trace.step_times_us == (1040, 1040, 1060, 1070, 1080, 1100, 1110, 1130, 1140, 1160,
+                                   1170)
+    assert planner.lower_bound(tiny_graph, "serial").bytes == trace.peak_allocated_bytes
+
+
+def test_stacks_streams_and_addresses_are_kept(tiny_graph):
+    trace = tiny_graph.allocator
+    assert trace.stacks["model.py:118 forward #2"] == (
+        "model.py:118 forward", "train.py:7 <module>", "… 2 C++ frames")
+    assert trace.stacks["(no Python frame) #1"] == ("… 1 C++ frame",)
+    assert trace.stacks["train.py:9 step #1"] == ("train.py:9 step",)  # a Windows path
+    assert trace.streams["model.py:118 forward #2"] == 1
+    assert trace.streams["model.py:118 forward #1"] == 0
+    assert trace.addresses["model.py:118 forward #3"] == 0x30000
+
+
+def test_names_stay_unique_when_a_site_looks_like_a_counted_name(tmp_path):
+    builder = SnapshotBuilder()
+    builder.segment(0, 1 << 20)
+    builder.alloc(0, 512, [py_frame("a.py", 1, "f")])
+    builder.alloc(512, 512, [py_frame("a.py", 1, "f #1")])
+    builder.alloc(1024, 512, [py_frame("a.py", 1, "f")])
+    graph = load_snapshot(builder.write(tmp_path / "s.pickle"))
+    names = [b.name for b in graph.buffers]
+    assert names == ["a.py:1 f #1", "a.py:1 f #1 #1", "a.py:1 f #2"]
+
+
+def test_device_option_and_default_first_device_with_a_trace(tmp_path):
+    builder = SnapshotBuilder(device=1, devices=3)
+    builder.segment(0, 4096)
+    builder.alloc(0, 1024, [py_frame("m.py", 3, "g")])
+    path = builder.write(tmp_path / "s.pickle")
+    assert load_snapshot(path).allocator.device == 1
+    assert planner.load(path).allocator.device == 1
+    assert load_snapshot(path, device=1).allocator.peak_reserved_bytes == 4096
+    with pytest.raises(planner.PlanError, match="device 2 has no trace; devices with one: 1"):
+        load_snapshot(path, device=2)
+
+
+def test_inconsistent_segments_are_reported(tmp_path):
+    builder = SnapshotBuilder()
+    builder.segment(0, 4096)
+    builder.release(0)
+    data = builder.snapshot()
+    data["device_traces"][0][1]["size"] = 512  # made 4096 bytes, released 512
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(data))
+    with pytest.raises(planner.PlanError, match="segments and trace disagree"):
+        load_snapshot(path)
+
+
+class Shell:
+    def __reduce__(self):
+        return os.system, ("echo owned",)
+
+
+@pytest.mark.parametrize("payload, message", [
+    (pickle.dumps({"segments": [], "device_traces": [[Shell()]]}),
+     r"not a memory snapshot: it contains objects \((os|posix|nt)\.system\)"),
+    (pickle.dumps({"segments": [Path("x")]}), r"it contains objects \(pathlib\.\w*Path\)"),
+    (pickle.dumps(tiny().snapshot())[:-300], "truncated snapshot"),
+    (b"", "truncated snapshot"),
+    (b"\x80\x05not a pickle at all", "not a memory snapshot"),
+    (pickle.dumps([1, 2, 3]), "not a memory snapshot: expected a dictionary"),
+    (pickle.dumps({"segments": [], "allocator_settings": {}}),
+     r"no allocation trace .*_record_memory_history\(\) before the run"),
+    (pickle.dumps({"segments": [], "device_traces": [[]]}), "_record_memory_history"),
+    (pickle.dumps({"segments": [], "device_traces": [[{"action": "alloc", "addr": "x"}]]}),
+     "device 0 event 0: malformed event"),
+], ids=["os.system", "class", "truncated", "empty", "garbage", "list", "no traces",
+        "empty traces", "bad event"])
+def test_bad_files_are_one_line_errors(tmp_path, payload, message):
+    path = tmp_path / "bad.pickle"
+    path.write_bytes(payload)
+    with pytest.raises(planner.PlanError, match=message) as caught:
+        planner.load(path)
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_a_folder_is_refused_before_reading(tmp_path):
+    folder = tmp_path / "dir.pickle"
+    folder.mkdir()
+    with pytest.raises(planner.PlanError, match="cannot read: a folder"):
+        load_snapshot(folder)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_snapshots_lower_bound_is_peak_live_and_reserved_is_segments(name):
+    path = SHARED_SNAPSHOTS / name
+    if not path.exists():
+        pytest.skip(f"shared snapshots not present ({SHARED_SNAPSHOTS})")
+    graph = planner.load(path)
+    trace = graph.allocator
+    data = pickle.loads(path.read_bytes())
+    allocs = sum(e["action"] == "alloc" for e in data["device_traces"][0])
+    active = sum(b["state"].startswith("active") for s in data["segments"] for b in s["blocks"])
+    assert len(graph.buffers) == allocs + active  # every active block predates the trace
+    assert len(trace.before_recording) == active
+    assert planner.lower_bound(graph, "serial").bytes == trace.peak_allocated_bytes
+    # No segment events in these traces: reserved bytes are the segments at the snapshot.
+    assert trace.peak_reserved_bytes == sum(s["total_size"] for s in data["segments"])
+    assert set(trace.step_reserved_bytes) == {trace.peak_reserved_bytes}
+    assert trace.peak_allocated_bytes <= trace.peak_reserved_bytes
+    plan = planner.plan(graph, conflicts="serial")
+    assert planner.verify(graph, plan).ok
