@@ -3,19 +3,22 @@
 Pure Python, no Qt and no GPU: `load`, `plan`, `lower_bound`, `verify`.
 """
 
-from .conflicts import DagConflicts
+from .api import ALGORITHMS, lower_bound, plan
+from .cancel import NEVER, Cancelled, CancelToken
+from .conflict_model import CONFLICT_MODELS, ConflictModel, conflict_model
+from .dag_model import DagConflicts
 from .errors import CapacityError, PlanError
 from .graph import Buffer, Graph, Node, align_up
 from .graph_file import default_conflicts, graph_from_dict, load
-from .lifetimes import SerialConflicts
-from .lower_bound import LowerBound, lower_bound
+from .lower_bound import LowerBound
 from .plan import Placement, PlacementStep, Plan
-from .planning import ALGORITHMS, CONFLICT_MODELS, conflict_model, plan
+from .serial_model import SerialConflicts
 from .verify import Verification, verify
 
 __all__ = [
-    "ALGORITHMS", "Buffer", "CONFLICT_MODELS", "CapacityError", "DagConflicts", "Graph",
-    "LowerBound", "Node", "Placement", "PlacementStep", "Plan", "PlanError", "SerialConflicts",
-    "Verification", "align_up", "conflict_model", "default_conflicts", "graph_from_dict", "load",
-    "lower_bound", "plan", "verify",
+    "ALGORITHMS", "Buffer", "CONFLICT_MODELS", "CancelToken", "Cancelled", "CapacityError",
+    "ConflictModel", "DagConflicts", "Graph", "LowerBound", "NEVER", "Node", "Placement",
+    "PlacementStep", "Plan", "PlanError", "SerialConflicts", "Verification", "align_up",
+    "conflict_model", "default_conflicts", "graph_from_dict", "load", "lower_bound", "plan",
+    "verify",
 ]

@@ -7,6 +7,8 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
+import numpy as np
+
 from .errors import PlanError
 
 if TYPE_CHECKING:
@@ -97,8 +99,27 @@ class Graph:
         return tuple(tuple(sorted({self.node_index[u] for u in buf.uses})) for buf in self.buffers)
 
     @cached_property
+    def topo(self) -> tuple[int, ...]:
+        """Node indices in one topological order (Kahn, ties by index); a cycle is a `PlanError`."""
+        from .reachability import topological_order
+
+        return tuple(topological_order([n.name for n in self.nodes], self.successors))
+
+    @cached_property
+    def use_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """All buffers' use node indices as one int64 array, and the n + 1 offsets where each
+        buffer's run starts (buffer i's uses are `flat[starts[i]:starts[i + 1]]`, ascending)."""
+        counts = np.fromiter(map(len, self.use_indices), dtype=np.int64, count=len(self.buffers))
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        flat = np.fromiter((u for uses in self.use_indices for u in uses), dtype=np.int64,
+                           count=int(starts[-1]))
+        return flat, starts
+
+    @cached_property
     def reachability(self):
-        """The strict transitive closure of the DAG (computed once)."""
+        """The strict transitive closure of the DAG, by node index (computed once, on demand:
+        O(nodes²) bits; the planner itself never needs it)."""
         from .reachability import Reachability
 
         return Reachability.of(self)

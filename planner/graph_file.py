@@ -11,7 +11,7 @@ from types import MappingProxyType
 from .errors import PlanError
 from .graph import BUFFER_KINDS, SIZE_LIMIT, Buffer, Graph, Node, align_up
 from .input_limits import check_text, quoted, read_json, shape_elements
-from .lifetimes import serial_schedule
+from .serial_model import serial_schedule
 
 DTYPE_BYTES = {
     "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8": 1,

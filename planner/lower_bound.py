@@ -1,19 +1,23 @@
 """The least slab any plan can have: the heaviest set of buffers that may all be live at once.
 
-dag model: `precedes` is a strict partial order, so the conflict graph is an incomparability
-graph and its maximum-weight clique is the maximum-weight antichain (SPEC.md §5), found here by a
-maximum flow (weighted Dilworth). serial model: the peak of live bytes over the schedule.
+Two exact algorithms, chosen by the conflict model (`ConflictModel.lower_bound`; the public
+function is `planner.lower_bound`). Interval lifetimes: the peak of live bytes over the steps.
+A DAG: `precedes` is a strict partial order, so the conflict graph is its incomparability graph
+and the heaviest clique is the heaviest antichain (docs/semantics.md), found by a maximum flow
+on a network with O(edges) arcs (`heaviest_antichain`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
-from .bitset import members
-from .graph import Graph
+from .cancel import NEVER, CancelToken
+
+# scipy's maximum flow works in 32-bit capacities; totals past this go to the exact fallback.
+_INT32_FLOW = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -25,101 +29,124 @@ class LowerBound:
     conflicts: str
 
 
-def lower_bound(graph: Graph, conflicts: str = "dag") -> LowerBound:
-    """The lower bound on the slab of `graph` under conflict model `conflicts` ("dag", "serial").
-
-    Reserved (aligned) bytes count. The witness is a set of pairwise conflicting buffers whose
-    reserved bytes sum to the bound.
-    """
-    from .planning import conflict_model
-
-    model = conflict_model(graph, conflicts)
-    if model.name == "serial":
-        chosen = _peak_live(model.first, model.last, graph.reserved)
-    else:
-        chosen = _heaviest_antichain(graph, model)
-    chosen = sorted(chosen)
+def bound_of(graph, chosen, conflicts: str) -> LowerBound:
+    """The `LowerBound` whose witness is the buffer indices `chosen` (sorted by index)."""
+    chosen = sorted(int(i) for i in chosen)
     return LowerBound(sum(graph.reserved[i] for i in chosen),
-                      tuple(graph.buffers[i].name for i in chosen), model.name)
+                      tuple(graph.buffers[i].name for i in chosen), conflicts)
 
 
-def _peak_live(first: np.ndarray, last: np.ndarray, reserved) -> list[int]:
-    """The buffers live at the step where the live reserved bytes peak (earliest such step)."""
+def peak_live(first: np.ndarray, last: np.ndarray, reserved) -> list[int]:
+    """The buffers live at the step where live reserved bytes peak (the earliest such step);
+    buffer i lives over [first[i], last[i]]."""
     if not len(first):
         return []
     steps = int(last.max()) + 2
-    weight = np.array(reserved, dtype=object)  # sizes may exceed int64 sums
-    delta = np.zeros(steps, dtype=object)
+    # 64-bit sums are exact unless sizes add up past 2**63; then Python integers.
+    dtype = np.int64 if sum(reserved) < 2**63 else object
+    weight = np.array(reserved, dtype=dtype)
+    delta = np.zeros(steps, dtype=dtype)
     np.add.at(delta, first, weight)
     np.add.at(delta, last + 1, -weight)
-    live = np.cumsum(delta)
-    peak = int(np.argmax(live))
+    peak = int(np.argmax(np.cumsum(delta)))
     return np.flatnonzero((first <= peak) & (last >= peak)).tolist()
 
 
-def _heaviest_antichain(graph: Graph, model) -> list[int]:
-    """A maximum-weight antichain of `model.precedes` by max flow on its cover relation.
+@dataclass(frozen=True)
+class ChainNetwork:
+    """The order of n weighted elements as paths through relay nodes (all arcs unbounded).
 
-    Network: source -> out_v (weight v), out_v -> in_u for each cover v < u (unbounded),
-    in_u -> out_u (unbounded, so chains pass through u), in_u -> sink (weight u). The max flow
-    is the weight chains can share; the heaviest antichain weighs the total minus it and is read
-    off the min cut: buffers whose out side the source reaches but whose in side it does not.
+    Element a precedes element b exactly when some path leads from a's exit to b's entry:
+    `exits` (element, relay) enter the relays, `relay_arcs` (relay, relay) lead on, `entries`
+    (relay, element) leave them, and `direct` (element, element) pairs skip them. Paths through
+    other elements are allowed too (they only ever join comparable pairs, as the order is
+    transitive). Each field is a pair of equal-length int64 arrays.
     """
-    n = len(graph.buffers)
-    later = _successor_sets(graph, model)
-    # Relabel so that a buffer's successors all get higher ranks: more successors, lower rank.
-    rank = sorted(range(n), key=lambda i: -later[i].bit_count())
-    position = {b: r for r, b in enumerate(rank)}
-    succ_by_rank = [_relabel(later[b], position) for b in rank]
-    network = nx.DiGraph()
-    weight = graph.reserved
-    for r, b in enumerate(rank):
-        network.add_edge("source", ("out", r), capacity=weight[b])
-        network.add_edge(("in", r), "sink", capacity=weight[b])
-        network.add_edge(("in", r), ("out", r))
-        covered = 0
-        for s in members(succ_by_rank[r]):
-            if not covered >> s & 1:  # not reachable through an earlier cover: s covers r
-                network.add_edge(("out", r), ("in", s))
-                covered |= succ_by_rank[s]
+
+    weights: list[int]
+    relays: int
+    relay_arcs: tuple[np.ndarray, np.ndarray]
+    exits: tuple[np.ndarray, np.ndarray]
+    entries: tuple[np.ndarray, np.ndarray]
+    direct: tuple[np.ndarray, np.ndarray]
+
+
+def heaviest_antichain(network: ChainNetwork, cancel: CancelToken = NEVER) -> list[int]:
+    """A maximum-weight antichain of the order `network` describes (weighted Dilworth).
+
+    Flow network: source -> out_a (weight a), in_a -> sink (weight a), in_a -> out_a unbounded
+    (a chain may pass through a), and out_a ~> in_b unbounded along the network's paths. The max
+    flow is the weight chains can share; the heaviest antichain weighs the total minus it and is
+    read off a min cut: elements whose out side the source reaches but whose in side it does not.
+    Weights are divided by their gcd; scipy's compiled max flow solves totals that fit 32 bits,
+    networkx larger ones (exact for any integers, slower).
+    """
+    n = len(network.weights)
     if n == 0:
         return []
-    _, (source_side, _) = nx.minimum_cut(network, "source", "sink")
-    return [b for r, b in enumerate(rank)
-            if ("out", r) in source_side and ("in", r) not in source_side]
+    divisor = math.gcd(*network.weights) or 1
+    units = [w // divisor for w in network.weights]
+    source, sink, out, into, relay = 0, 1, 2, 2 + n, 2 + 2 * n
+    elements = np.arange(n, dtype=np.int64)
+    weighted = (np.concatenate([np.zeros(n, np.int64), into + elements]),
+                np.concatenate([out + elements, np.ones(n, np.int64)]))
+    unbounded = _unique_pairs([
+        (into + elements, out + elements),
+        (relay + network.relay_arcs[0], relay + network.relay_arcs[1]),
+        (out + network.exits[0], relay + network.exits[1]),
+        (relay + network.entries[0], into + network.entries[1]),
+        (out + network.direct[0], into + network.direct[1]),
+    ])
+    cancel.report("lower bound", None)
+    vertices = relay + network.relays
+    total = sum(units)
+    if total < _INT32_FLOW:
+        side = _source_side_scipy(vertices, weighted, units, unbounded, total)
+    else:
+        side = _source_side_networkx(vertices, weighted, units, unbounded)
+    cancel.check()
+    return [a for a in range(n) if side[out + a] and not side[into + a]]
 
 
-def _successor_sets(graph: Graph, model) -> list[int]:
-    """Per buffer i, the bitset of buffers that i precedes.
-
-    Of two comparable buffers, i precedes j exactly when one use of i reaches one use of j (the
-    other way round, j's uses would reach i's and the DAG would have a cycle), so one
-    representative use each decides it.
-    """
-    n = len(graph.buffers)
-    nodes = len(graph.nodes)
-    everything = (1 << n) - 1
-    after = graph.reachability.after
-    representative = np.fromiter((uses[0] for uses in graph.use_indices), dtype=np.int64, count=n)
-    sets = []
-    for i in range(n):
-        comparable = everything & ~model.conflict_mask(i) & ~(1 << i)
-        reached = _bits_to_bools(after[representative[i]], nodes)[representative]
-        sets.append(comparable & _bools_to_bits(reached))
-    return sets
+def _unique_pairs(pairs) -> tuple[np.ndarray, np.ndarray]:
+    """The concatenated (src, dst) pairs without repeats (a repeated arc would add capacities)."""
+    src = np.concatenate([np.asarray(s, np.int64) for s, _ in pairs])
+    dst = np.concatenate([np.asarray(d, np.int64) for _, d in pairs])
+    key = np.unique(src * (int(max(src.max(initial=0), dst.max(initial=0))) + 1) + dst,
+                    return_index=True)[1]
+    return src[key], dst[key]
 
 
-def _bits_to_bools(bits: int, size: int) -> np.ndarray:
-    raw = np.frombuffer(bits.to_bytes((size + 7) // 8, "little"), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little")[:size].astype(bool)
+def _source_side_scipy(vertices: int, weighted, units, unbounded, total: int) -> np.ndarray:
+    """Per vertex, whether the source reaches it in the residual network of a max flow."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+
+    src = np.concatenate([weighted[0], unbounded[0]])
+    dst = np.concatenate([weighted[1], unbounded[1]])
+    # An unbounded arc never carries more than everything the source can send.
+    capacity = np.concatenate([np.asarray(units + units, np.int32),
+                               np.full(len(unbounded[0]), total + 1, np.int32)])
+    graph = csr_array((capacity, (src, dst)), shape=(vertices, vertices))
+    flow = maximum_flow(graph, 0, 1, method="dinic").flow
+    residual = (graph - flow).tocsr()
+    residual.data = (residual.data > 0).astype(np.int8)
+    residual.eliminate_zeros()
+    side = np.zeros(vertices, dtype=bool)
+    side[breadth_first_order(residual, 0, directed=True, return_predecessors=False)] = True
+    return side
 
 
-def _bools_to_bits(flags: np.ndarray) -> int:
-    return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
+def _source_side_networkx(vertices: int, weighted, units, unbounded) -> np.ndarray:
+    """The same cut as `_source_side_scipy`, by networkx on Python integers (any size)."""
+    import networkx as nx
 
-
-def _relabel(bits: int, position: dict[int, int]) -> int:
-    out = 0
-    for j in members(bits):
-        out |= 1 << position[j]
-    return out
+    network = nx.DiGraph()
+    network.add_nodes_from(range(vertices))
+    for s, d, c in zip(weighted[0].tolist(), weighted[1].tolist(), units + units):
+        network.add_edge(s, d, capacity=c)
+    network.add_edges_from(zip(unbounded[0].tolist(), unbounded[1].tolist()))  # no capacity: infinite
+    _, (reached, _) = nx.minimum_cut(network, 0, 1)
+    side = np.zeros(vertices, dtype=bool)
+    side[list(reached)] = True
+    return side

@@ -244,9 +244,9 @@ class Packer:
     def __init__(self, graph, model):
         self.size = np.asarray(graph.reserved, dtype=np.int64)
         self.n = len(self.size)
-        if model.name == "serial" and _list_entries(model) > LIST_ENTRIES_LIMIT:
-            self._first = np.ascontiguousarray(model.first, dtype=np.int64)
-            self._last = np.ascontiguousarray(model.last, dtype=np.int64)
+        if model.intervals is not None and _list_entries(model) > LIST_ENTRIES_LIMIT:
+            self._first = np.ascontiguousarray(model.intervals[0], dtype=np.int64)
+            self._last = np.ascontiguousarray(model.intervals[1], dtype=np.int64)
             self._adj = None
         else:
             self._adj_start, self._adj = _conflict_lists(model, self.n)
@@ -275,8 +275,8 @@ def _list_entries(model) -> int:
 
 def _conflict_lists(model, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Every buffer's conflicts as one CSR pair (starts, indices)."""
-    if model.name == "serial":
-        return _interval_lists(model.first, model.last)
+    if model.intervals is not None:
+        return _interval_lists(*model.intervals)
     lists = [members(model.conflict_mask(i)) for i in range(n)]
     starts = np.zeros(n + 1, dtype=np.int64)
     starts[1:] = np.cumsum([len(x) for x in lists])

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .cancel import NEVER, CancelToken
 from .errors import PlanError
 
 
-def topological_order(names: list[str], successors) -> list[int]:
+def topological_order(names: list[str], successors, cancel: CancelToken = NEVER) -> list[int]:
     """Node indices in a topological order (Kahn, ties by index); a cycle is a `PlanError`."""
     n = len(successors)
     indegree = [0] * n
@@ -19,6 +20,8 @@ def topological_order(names: list[str], successors) -> list[int]:
     order = []
     while ready:
         i = ready.pop()
+        if not len(order) & 8191:
+            cancel.report("topological order", len(order) / n)
         order.append(i)
         for s in reversed(successors[i]):
             indegree[s] -= 1
@@ -52,9 +55,46 @@ def _find_cycle(stuck: list[int], successors) -> list[int]:
     return cycle + [cycle[0]]
 
 
+def closure(successors, topo, cancel: CancelToken = NEVER) -> tuple[list[int], list[int]]:
+    """Strict reachability as bitsets over topological positions: (after, before).
+
+    With `position[v]` the place of node v in `topo`, bit q of `after[p]` says the node at
+    position p strictly reaches the node at position q; `before[q]` is the converse. Positions
+    make the lowest bit of a set its earliest node, which the lower bound uses. O(edges) bitset
+    ORs of nodes/64 words each.
+    """
+    n = len(topo)
+    position = [0] * n
+    for p, v in enumerate(topo):
+        position[v] = p
+    succ = [[position[s] for s in successors[v]] for v in topo]
+    after = [0] * n
+    for p in range(n - 1, -1, -1):
+        if not p & 1023:
+            cancel.report("closure", 0.5 * (n - p) / n)
+        bits = 0
+        for q in succ[p]:
+            bits |= after[q] | (1 << q)
+        after[p] = bits
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for p, ss in enumerate(succ):
+        for q in ss:
+            preds[q].append(p)
+    before = [0] * n
+    for q in range(n):
+        if not q & 1023:
+            cancel.report("closure", 0.5 + 0.5 * q / n)
+        bits = 0
+        for p in preds[q]:
+            bits |= before[p] | (1 << p)
+        before[q] = bits
+    return after, before
+
+
 @dataclass(frozen=True)
 class Reachability:
-    """`after[i]`: the nodes node i strictly reaches; `before[i]`: the nodes that strictly reach i."""
+    """`after[i]`: the nodes node i strictly reaches; `before[i]`: the nodes that strictly reach i
+    (bitsets over node indices, for views that colour ancestors and descendants)."""
 
     topo: tuple[int, ...]
     after: tuple[int, ...]
@@ -64,7 +104,7 @@ class Reachability:
     def of(cls, graph) -> "Reachability":
         """The closure of `graph`'s edges, by dynamic programming over a topological order."""
         succ = graph.successors
-        topo = topological_order([n.name for n in graph.nodes], succ)
+        topo = graph.topo
         after = [0] * len(succ)
         for i in reversed(topo):
             bits = 0

@@ -17,10 +17,10 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from .algorithms import FITS, plan_order, use_steps
+from .cancel import NEVER, CancelToken
+from .greedy import FITS, plan_order
 from .exact import exact_offsets
 from .graph import Graph
-from .lower_bound import lower_bound
 from .packing import Packer, fits_int64
 from .plan import Plan
 from .skyline import WORK_LIMIT, skyline_offsets
@@ -34,10 +34,11 @@ _EXACT_SHARE = 0.5
 _PATIENCE_SHARE = 0.1
 
 
-def search(graph: Graph, model, order, capacity: int | None, budget: float) -> Plan:
+def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
+           cancel: CancelToken = NEVER) -> Plan:
     """The smallest plan found within `budget` seconds (see the module docstring)."""
     deadline = time.perf_counter() + max(budget, 0.0)
-    bound = lower_bound(graph, model.name).bytes
+    bound = model.lower_bound(cancel).bytes
     order = np.asarray(order, dtype=np.int64)
     if not fits_int64(graph):
         # Offsets could overflow the kernels' integers: compare the greedy plans directly.
@@ -144,7 +145,7 @@ def _skyline_affordable(model) -> bool:
 def _portfolio(graph: Graph, model, order: np.ndarray):
     """(label, order, fit) entries, most often best first; first fit in request order leads."""
     size = np.asarray(graph.reserved, dtype=np.float64)
-    first, last = use_steps(graph, model)
+    first, last = model.use_steps()
     duration = (last - first + 1).astype(np.float64)
     # np.lexsort sorts by the last key first; index breaks remaining ties deterministically.
     index = np.arange(len(size))

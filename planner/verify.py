@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .bitset import members
+from .conflict_model import conflict_model
 from .graph import Graph
 from .plan import Plan
 
@@ -28,8 +29,6 @@ def verify(graph: Graph, plan: Plan, conflicts=None) -> Verification:
     Reports conflicting pairs whose byte ranges overlap, misaligned offsets, buffers past the
     slab's end, wrong reserved sizes, and buffers missing from or unknown to the plan.
     """
-    from .planning import conflict_model
-
     model = conflicts if conflicts is not None else conflict_model(graph, plan.conflict_model)
     problems: list[str] = []
     by_name = plan.by_name

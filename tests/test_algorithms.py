@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import planner
-from planner import algorithms, packing
+from planner import greedy, packing
 from tests.examples import DIAMOND, RELU_UNFUSED
 from tests.test_lower_bound import small_graphs
 
@@ -50,20 +50,20 @@ def test_every_algorithm_plan_verifies_and_search_beats_first_fit(graph, conflic
 def test_array_kernels_match_the_traced_placer(graph, fit, data):
     model = planner.conflict_model(graph, "serial")
     order = data.draw(st.permutations(range(len(graph.buffers))))
-    traced = planner.placement.place(graph, model, tuple(order), fit=fit)
+    traced = planner.traced_placement.place(graph, model, tuple(order), fit=fit)
     order = np.asarray(order, dtype=np.int64)
     size = np.asarray(graph.reserved, dtype=np.int64)
     starts, adj = packing._interval_lists(model.first, model.last)
-    for offsets in (packing.listed_offsets(order, size, starts, adj, algorithms.FITS[fit]),
+    for offsets in (packing.listed_offsets(order, size, starts, adj, greedy.FITS[fit]),
                     packing.interval_offsets(order, size, model.first, model.last,
-                                             algorithms.FITS[fit])):
+                                             greedy.FITS[fit])):
         assert [int(offsets[graph.buffer_index[p.name]]) for p in traced.placements] == \
             [p.offset for p in traced.placements]
 
 
 def test_untraced_plans_verify_and_respect_capacity(monkeypatch):
     graph = planner.load(RELU_UNFUSED)
-    monkeypatch.setattr(algorithms, "TRACE_PAIRS_LIMIT", -1)
+    monkeypatch.setattr(greedy, "TRACE_PAIRS_LIMIT", -1)
     plan = planner.plan(graph, "largest-first", conflicts="serial")
     assert plan.steps == () and planner.verify(graph, plan).ok
     with pytest.raises(planner.CapacityError, match="request 1"):
@@ -198,13 +198,13 @@ def test_kernels_match_the_traced_placer_on_many_overlapping_spans(fit):
                                      "buffers": buffers, "schedule": names})
     model = planner.conflict_model(graph, "serial")
     order = rng.permutation(len(buffers))
-    traced = planner.placement.place(graph, model, tuple(map(int, order)), fit=fit)
+    traced = planner.traced_placement.place(graph, model, tuple(map(int, order)), fit=fit)
     size = np.asarray(graph.reserved, dtype=np.int64)
     starts, adj = packing._interval_lists(model.first, model.last)
     want = [p.offset for p in traced.placements]
-    for offsets in (packing.listed_offsets(order, size, starts, adj, algorithms.FITS[fit]),
+    for offsets in (packing.listed_offsets(order, size, starts, adj, greedy.FITS[fit]),
                     packing.interval_offsets(order, size, model.first, model.last,
-                                             algorithms.FITS[fit])):
+                                             greedy.FITS[fit])):
         assert [int(offsets[graph.buffer_index[p.name]]) for p in traced.placements] == want
 
 

@@ -1,10 +1,12 @@
-"""Placing requests one by one at a clear offset: first fit (Luminal's) and best fit."""
+"""Placing requests one by one at a clear offset (first fit, Luminal's, or best fit), recording
+for each request what it avoided, what it skipped and whose bytes it reuses (`PlacementStep`)."""
 
 from __future__ import annotations
 
 from bisect import bisect_right
 
 from .bitset import members
+from .cancel import NEVER, CancelToken
 from .errors import CapacityError
 from .graph import Graph
 from .plan import Placement, PlacementStep, Plan
@@ -56,12 +58,14 @@ def _choose(spans: list[tuple[int, int]], size: int, fit: str) -> tuple[int, lis
 
 
 def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first",
-          capacity: int | None = None, algorithm: str | None = None) -> Plan:
+          capacity: int | None = None, algorithm: str | None = None,
+          cancel: CancelToken = NEVER) -> Plan:
     """Place buffers in `order`, each at the `fit` ("first" or "best") clear offset.
 
-    A request only avoids already-placed buffers it conflicts with under `conflicts` (a model
-    with `conflict_mask(i)`). Exceeding `capacity` raises `CapacityError` naming the request.
+    A request only avoids already-placed buffers it conflicts with under `conflicts` (a
+    `ConflictModel`). Exceeding `capacity` raises `CapacityError` naming the request.
     """
+    conflicts.prepare(cancel)
     reserved = graph.reserved
     buffers = graph.buffers
     names = [b.name for b in buffers]
@@ -71,6 +75,8 @@ def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first"
     occupancy = _Occupancy()
     placements, steps = [], []
     for request, i in enumerate(order):
+        if not request & 255:
+            cancel.report("placement", request / len(order))
         size = reserved[i]
         blocking = members(conflicts.conflict_mask(i) & placed)
         blocking.sort(key=offset.__getitem__)  # stable: ties stay in index order

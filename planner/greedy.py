@@ -1,6 +1,6 @@
 """The greedy placers: first fit in request order, largest first, best fit.
 
-Each turns a request order into a `Plan` with a trace through `placement.place`. Graphs whose
+Each turns a request order into a `Plan` with a trace through `traced_placement.place`. Graphs whose
 conflicts are too many to list step by step (long serial traces) are placed by the array kernels
 of `packing` instead; their plans carry no trace (`steps` is empty).
 """
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cancel import NEVER, CancelToken
 from .errors import CapacityError
 from .graph import Graph
-from .placement import place
 from .plan import Placement, Plan
+from .traced_placement import place
 
 # Past this many conflicting pairs, a trace (each step's conflicts by name) costs too much.
 TRACE_PAIRS_LIMIT = 2_000_000
@@ -20,33 +21,21 @@ TRACE_PAIRS_LIMIT = 2_000_000
 FITS = {"first": 0, "best": 1}
 
 
-def use_steps(graph: Graph, model) -> tuple[np.ndarray, np.ndarray]:
-    """Each buffer's first- and last-use steps: in the schedule (serial) or a topological order
-    (dag)."""
-    if model.name == "serial":
-        return np.asarray(model.first), np.asarray(model.last)
-    step_of = np.empty(len(graph.nodes), dtype=np.int64)
-    step_of[np.asarray(graph.reachability.topo, dtype=np.int64)] = np.arange(len(graph.nodes))
-    steps = [[step_of[u] for u in uses] for uses in graph.use_indices]
-    return (np.array([min(s) for s in steps], dtype=np.int64),
-            np.array([max(s) for s in steps], dtype=np.int64))
-
-
 def largest_first_order(graph: Graph, model) -> tuple[int, ...]:
     """Buffer indices by reserved bytes, largest first; ties by first use, then name."""
-    first, _ = use_steps(graph, model)
+    first, _ = model.use_steps()
     names = [b.name for b in graph.buffers]
     return tuple(sorted(range(len(names)), key=lambda i: (-graph.reserved[i], first[i], names[i])))
 
 
 def traceable(graph: Graph, model) -> bool:
     """Whether a step-by-step trace of placing `graph` is affordable."""
-    pairs = getattr(model, "conflict_pairs", None)
+    pairs = model.conflict_pairs
     return pairs is None or pairs <= TRACE_PAIRS_LIMIT
 
 
 def plan_order(graph: Graph, model, order, fit: str, capacity: int | None,
-               algorithm: str, packer=None, offsets=None) -> Plan:
+               algorithm: str, packer=None, offsets=None, *, cancel: CancelToken = NEVER) -> Plan:
     """Place `order` with `fit` ("first" or "best"); traced unless the graph is too large.
 
     Untraced, `offsets` (what `packer.offsets` gave for this order and fit) are used when
@@ -54,7 +43,8 @@ def plan_order(graph: Graph, model, order, fit: str, capacity: int | None,
     """
     if traceable(graph, model):
         return place(graph, model, tuple(map(int, order)), fit=fit, capacity=capacity,
-                     algorithm=algorithm)
+                     algorithm=algorithm, cancel=cancel)
+    cancel.check()
     if offsets is None:
         from .packing import Packer
 
@@ -89,17 +79,20 @@ def untraced_plan(graph: Graph, model, order, offsets, capacity: int | None,
     )
 
 
-def first_fit(graph, model, order, capacity, budget):
+def first_fit(graph: Graph, model, order, capacity: int | None, budget: float, *,
+              cancel: CancelToken = NEVER) -> Plan:
     """Luminal's first fit: request order, lowest clear offset."""
-    return plan_order(graph, model, order, "first", capacity, "first-fit")
+    return plan_order(graph, model, order, "first", capacity, "first-fit", cancel=cancel)
 
 
-def largest_first(graph, model, order, capacity, budget):
+def largest_first(graph: Graph, model, order, capacity: int | None, budget: float, *,
+                  cancel: CancelToken = NEVER) -> Plan:
     """First fit over buffers sorted largest first (ties by first use, then name)."""
     return plan_order(graph, model, largest_first_order(graph, model), "first", capacity,
-                      "largest-first")
+                      "largest-first", cancel=cancel)
 
 
-def best_fit(graph, model, order, capacity, budget):
+def best_fit(graph: Graph, model, order, capacity: int | None, budget: float, *,
+             cancel: CancelToken = NEVER) -> Plan:
     """Request order, each buffer in the smallest clear gap that holds it."""
-    return plan_order(graph, model, order, "best", capacity, "best-fit")
+    return plan_order(graph, model, order, "best", capacity, "best-fit", cancel=cancel)

@@ -1,8 +1,8 @@
-"""Conflict model B, a serial schedule: each buffer lives over an interval of one execution order.
+"""Conflict model "serial": each buffer lives over an interval of one execution order.
 
-Only safe when the runtime enforces that order (SPEC.md §3). Works from schedule positions alone,
-never from the graph's transitive closure, so it scales to traces with tens of thousands of
-buffers.
+Only safe when the runtime enforces that order (docs/semantics.md). Works from schedule
+positions alone, never from the graph's transitive closure, so it scales to traces with millions
+of buffers.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from functools import cached_property
 
 import numpy as np
 
+from .cancel import NEVER, CancelToken
 from .errors import PlanError
 from .graph import Graph
-from .reachability import topological_order
+from .intervals import first_last, overlap_mask, overlap_pairs
+from .lower_bound import LowerBound, bound_of, peak_live
 
 
 def serial_schedule(graph: Graph) -> tuple[int, ...]:
@@ -22,7 +24,7 @@ def serial_schedule(graph: Graph) -> tuple[int, ...]:
     A given schedule must list every node once and respect every edge; otherwise `PlanError`.
     """
     if graph.schedule is None:
-        return tuple(topological_order([n.name for n in graph.nodes], graph.successors))
+        return graph.topo
     position: dict[str, int] = {}
     for step, name in enumerate(graph.schedule):
         if name in position:
@@ -53,14 +55,16 @@ class SerialConflicts:
         self.schedule = serial_schedule(graph)
         step_of = np.empty(len(graph.nodes), dtype=np.int64)
         step_of[np.asarray(self.schedule, dtype=np.int64)] = np.arange(len(self.schedule))
-        uses = graph.use_indices
-        counts = np.fromiter((len(u) for u in uses), dtype=np.int64, count=len(uses))
-        flat = np.fromiter((u for us in uses for u in us), dtype=np.int64, count=int(counts.sum()))
-        steps = step_of[flat]
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-        # Every buffer has at least one use (a load error otherwise), so no reduce segment is empty.
-        self.first = np.minimum.reduceat(steps, starts) if len(uses) else np.zeros(0, np.int64)
-        self.last = np.maximum.reduceat(steps, starts) if len(uses) else np.zeros(0, np.int64)
+        self.first, self.last = first_last(step_of, *graph.use_arrays)
+
+    @property
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """(first, last): in this model conflicts are exactly interval overlaps."""
+        return self.first, self.last
+
+    def use_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each buffer's first and last use as positions in the schedule."""
+        return self.first, self.last
 
     def precedes(self, a: int, b: int) -> bool:
         """Whether buffer `a`'s last use comes before buffer `b`'s first use in the schedule."""
@@ -70,18 +74,23 @@ class SerialConflicts:
         """Whether the lifetimes of buffers `a` and `b` overlap (so they must not share bytes)."""
         return a != b and not self.precedes(a, b) and not self.precedes(b, a)
 
+    def prepare(self, cancel: CancelToken = NEVER) -> None:
+        """Nothing to do: the intervals were computed on construction."""
+
     def conflict_mask(self, b: int) -> int:
         """The set of buffers whose lifetime overlaps buffer `b`'s, as a bitset over indices."""
-        live = (self.first <= self.last[b]) & (self.last >= self.first[b])
-        live[b] = False
-        return int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little")
+        return overlap_mask(self.first, self.last, b)
 
     @cached_property
     def conflict_pairs(self) -> int:
         """How many unordered pairs of buffers conflict (without listing them)."""
-        started = np.searchsorted(np.sort(self.first), self.last, side="right")
-        ended = np.searchsorted(np.sort(self.last), self.first, side="left")
-        return int((started - ended - 1).sum()) // 2
+        return overlap_pairs(self.first, self.last)
+
+    def lower_bound(self, cancel: CancelToken = NEVER) -> LowerBound:
+        """The peak of live reserved bytes over the schedule, with the buffers live there."""
+        cancel.check()
+        return bound_of(self.graph, peak_live(self.first, self.last, self.graph.reserved),
+                        self.name)
 
     def explain(self, a: int, b: int) -> str:
         """Why buffers `a` and `b` may or may not share bytes, naming the steps that decide it."""

@@ -1,0 +1,52 @@
+"""The planner's front door: `plan` (a conflict model and an algorithm give a `Plan`) and
+`lower_bound`, with the algorithms by name."""
+
+from __future__ import annotations
+
+from .cancel import NEVER, CancelToken
+from .conflict_model import conflict_model
+from .errors import PlanError
+from .graph import Graph
+from .greedy import best_fit, first_fit, largest_first
+from .lower_bound import LowerBound
+from .plan import Plan
+from .search import search
+
+# Name -> placer(graph, model, request_order, capacity, budget, *, cancel) -> Plan.
+ALGORITHMS = {
+    "first-fit": first_fit,
+    "largest-first": largest_first,
+    "best-fit": best_fit,
+    "search": search,
+}
+
+
+def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int | None = None,
+         conflicts: str = "dag", budget: float = 2.0, *, cancel: CancelToken = NEVER) -> Plan:
+    """Plan `graph`: every buffer an offset in one slab.
+
+    `algorithm`: "first-fit" (default), "largest-first", "best-fit" or "search";
+    `order` is a list of buffer names placed first (default: the graph's request order);
+    `capacity`, when given, is a hard limit in bytes; `conflicts` is "dag" (default) or
+    "serial"; `budget` is the seconds "search" may spend; `cancel` stops the work from another
+    thread (raising `Cancelled`).
+    """
+    if algorithm not in ALGORITHMS:
+        raise PlanError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
+    if capacity is not None and capacity < 0:
+        raise PlanError(f"capacity must be non-negative, got {capacity}")
+    if budget < 0:
+        raise PlanError(f"budget must be non-negative, got {budget}")
+    model = conflict_model(graph, conflicts)
+    return ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity, budget,
+                                 cancel=cancel)
+
+
+def lower_bound(graph: Graph, conflicts: str = "dag", *, cancel: CancelToken = NEVER
+                ) -> LowerBound:
+    """The lower bound on the slab of `graph` under conflict model `conflicts` ("dag", "serial").
+
+    Reserved (aligned) bytes count. The witness is a set of pairwise conflicting buffers whose
+    reserved bytes sum to the bound.
+    """
+    return conflict_model(graph, conflicts).lower_bound(cancel)

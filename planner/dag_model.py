@@ -1,0 +1,310 @@
+"""Conflict model "dag" (Luminal's `plan_slab`): buffers may share bytes only when the DAG orders them.
+
+When the DAG admits a single topological order (a chain), "every use of a strictly reaches every
+use of b" is "a's last step comes before b's first step": the model then works on intervals and
+never builds the closure. Otherwise it keeps strict reachability as bitsets over topological
+positions (O(nodes²) bits). See docs/semantics.md.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from .cancel import NEVER, CancelToken
+from .graph import Graph
+from .intervals import first_last, overlap_mask, overlap_pairs
+from .lower_bound import ChainNetwork, LowerBound, bound_of, heaviest_antichain, peak_live
+from .reachability import closure
+
+
+class DagConflicts:
+    """`precedes` and `conflicts` over a graph's strict reachability.
+
+    `precedes(a, b)` holds when every use of `a` strictly reaches every use of `b`; two buffers
+    conflict unless one precedes the other. An invented execution order never decides aliasing.
+    """
+
+    name = "dag"
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self._reach: tuple[list[int], list[int]] | None = None
+        self._mask_parts: tuple[list[int], list[int]] | None = None
+
+    # -- steps and intervals ----------------------------------------------------------------
+
+    @cached_property
+    def _position(self) -> np.ndarray:
+        """Per node index, its place in the graph's topological order."""
+        position = np.empty(len(self.graph.nodes), dtype=np.int64)
+        position[np.asarray(self.graph.topo, dtype=np.int64)] = np.arange(len(self.graph.nodes))
+        return position
+
+    def use_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each buffer's first and last use as positions in one topological order."""
+        return self._steps
+
+    @cached_property
+    def _steps(self) -> tuple[np.ndarray, np.ndarray]:
+        return first_last(self._position, *self.graph.use_arrays)
+
+    @cached_property
+    def intervals(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(first, last) topological positions when the order is unique (the nodes form a chain),
+        so that conflicts are exactly overlaps; else None."""
+        topo, successors = self.graph.topo, self.graph.successors
+        if all(topo[p + 1] in successors[topo[p]] for p in range(len(topo) - 1)):
+            return self._steps
+        return None
+
+    @cached_property
+    def conflict_pairs(self) -> int | None:
+        """How many pairs conflict, when the model is one of intervals; else None (unknown)."""
+        return None if self.intervals is None else overlap_pairs(*self.intervals)
+
+    # -- the relation -------------------------------------------------------------------------
+
+    def precedes(self, a: int, b: int) -> bool:
+        """Whether every use of buffer `a` strictly reaches every use of buffer `b`."""
+        if self.intervals is not None:
+            first, last = self.intervals
+            return bool(last[a] < first[b])
+        after = self._closure()[0]
+        bits = self._use_bits[b]
+        return all(bits & ~after[u] == 0 for u in self._last_uses[a])
+
+    def conflicts(self, a: int, b: int) -> bool:
+        """Whether buffers `a` and `b` may be live together (so must not share bytes)."""
+        return a != b and not self.precedes(a, b) and not self.precedes(b, a)
+
+    def prepare(self, cancel: CancelToken = NEVER) -> None:
+        """Do the one-time work `conflict_mask` needs now, stopping if `cancel` is set."""
+        if self.intervals is None:
+            self._closure(cancel)
+            self._masks(cancel)
+
+    def conflict_mask(self, b: int) -> int:
+        """The set of buffers that conflict with buffer `b`, as a bitset over buffer indices."""
+        if self.intervals is not None:
+            return overlap_mask(*self.intervals, b)
+        done_before, started_after = self._masks()
+        earlier = -1
+        for v in self._first_uses[b]:
+            earlier &= done_before[v]
+        later = -1
+        for u in self._last_uses[b]:
+            later &= started_after[u]
+        return (1 << len(self.graph.buffers)) - 1 & ~earlier & ~later & ~(1 << b)
+
+    def lower_bound(self, cancel: CancelToken = NEVER) -> LowerBound:
+        """The heaviest antichain of `precedes`: the peak of live bytes on a chain, else a max
+        flow over the DAG itself (see `_chain_network`)."""
+        if self.intervals is not None:
+            chosen = peak_live(*self.intervals, self.graph.reserved)
+        else:
+            chosen = heaviest_antichain(self._chain_network(cancel), cancel)
+        return bound_of(self.graph, chosen, self.name)
+
+    def explain(self, a: int, b: int) -> str:
+        """Why buffers `a` and `b` may or may not share bytes, naming the uses that decide it."""
+        names = self.graph.buffers
+        node = self.graph.nodes
+        if a == b:
+            return f"{names[a].name} is the same buffer"
+        for first, second in ((a, b), (b, a)):
+            if self.precedes(first, second):
+                return (f"{names[first].name} and {names[second].name} may share bytes: "
+                        f"{names[first].name} precedes {names[second].name} (every use of "
+                        f"{names[first].name} reaches every use of {names[second].name})")
+        reasons = []
+        for first, second in ((a, b), (b, a)):
+            u, v = self._unreached_pair(first, second)
+            why = f"{node[u].name} cannot reach itself" if u == v else \
+                f"{node[u].name} cannot reach {node[v].name}"
+            reasons.append(f"{names[first].name} does not precede {names[second].name} ({why})")
+        return (f"{names[a].name} and {names[b].name} conflict, so they may not share bytes: "
+                + "; ".join(reasons))
+
+    def _unreached_pair(self, a: int, b: int) -> tuple[int, int]:
+        """A use of `a` and a use of `b` (node indices) such that the first does not strictly
+        reach the second."""
+        position = self._position
+        for u in self.graph.use_indices[a]:
+            for v in self.graph.use_indices[b]:
+                p, q = int(position[u]), int(position[v])
+                reached = p < q if self.intervals is not None else self._closure()[0][p] >> q & 1
+                if not reached:
+                    return u, v
+        raise ValueError("buffers are ordered")
+
+    # -- the closure and what is derived from it (not needed on a chain) ---------------------
+
+    def _closure(self, cancel: CancelToken = NEVER) -> tuple[list[int], list[int]]:
+        """(after, before): strict reachability as bitsets over topological positions."""
+        if self._reach is None:
+            self._reach = closure(self.graph.successors, self.graph.topo, cancel)
+        return self._reach
+
+    @cached_property
+    def _use_bits(self) -> list[int]:
+        """Per buffer, its uses as a bitset over topological positions."""
+        position = self._position
+        bits = []
+        for uses in self.graph.use_indices:
+            b = 0
+            for u in uses:
+                b |= 1 << int(position[u])
+            bits.append(b)
+        return bits
+
+    @cached_property
+    def _first_uses(self) -> list[list[int]]:
+        """Per buffer, the positions of its uses that no other use of it reaches."""
+        before = self._closure()[1]
+        return [[p for p in _positions(bits) if before[p] & bits == 0] for bits in self._use_bits]
+
+    @cached_property
+    def _last_uses(self) -> list[list[int]]:
+        """Per buffer, the positions of its uses that reach no other use of it."""
+        after = self._closure()[0]
+        return [[p for p in _positions(bits) if after[p] & bits == 0] for bits in self._use_bits]
+
+    @cached_property
+    def _successor_positions(self) -> list[list[int]]:
+        """Per topological position, the positions of its direct successors."""
+        position = self._position.tolist()
+        successors = self.graph.successors
+        return [[position[s] for s in successors[v]] for v in self.graph.topo]
+
+    def _masks(self, cancel: CancelToken = NEVER) -> tuple[list[int], list[int]]:
+        """Per position v: the buffers all of whose uses strictly reach v (done before), and the
+        buffers all of whose uses v strictly reaches (started after)."""
+        if self._mask_parts is None:
+            succ = self._successor_positions
+            preds: list[list[int]] = [[] for _ in succ]
+            for p, ss in enumerate(succ):
+                for q in ss:
+                    preds[q].append(p)
+            done = _propagate(range(len(succ)), preds, self._last_uses, cancel)
+            started = _propagate(range(len(succ) - 1, -1, -1), succ, self._first_uses, cancel)
+            self._mask_parts = (done, started)
+        return self._mask_parts
+
+    def _chain_network(self, cancel: CancelToken) -> ChainNetwork:
+        """`precedes` as paths through two copies of the DAG, O(edges + buffers) arcs when each
+        buffer has one first and one last use.
+
+        Layer Z ("strictly after"): buffer a with one last use u exits to Z at u's successors; one
+        with several exits at the earliest nodes all of them strictly reach. Buffer b with one
+        first use v is entered from Z at v. Layer Y ("at or before"), only when some buffer has
+        several first uses: a with one last use u exits to Y at u, and such a b is entered from
+        the latest nodes that strictly reach all its first uses. Buffers with several last and
+        several first uses are joined directly.
+        """
+        after, before = self._closure(cancel)
+        succ = self._successor_positions
+        nodes = len(succ)
+        first_uses, last_uses = self._first_uses, self._last_uses
+        single_first = [len(f) == 1 for f in first_uses]
+        several_first = [b for b, one in enumerate(single_first) if not one]
+        # Per such buffer, the nodes that strictly reach all its first uses (closed downwards).
+        meets = {b: _meet(before, first_uses[b]) for b in several_first}
+        exits, entries, direct = [], [], []
+        for a, lasts in enumerate(last_uses):
+            if not a & 1023:
+                cancel.report("lower bound", 0.5 * a / max(len(last_uses), 1))
+            if len(lasts) == 1:
+                exits.extend((a, q) for q in succ[lasts[0]])
+                if several_first:
+                    exits.append((a, nodes + lasts[0]))
+                continue
+            exits.extend((a, p) for p in _lowest_generators(_meet(after, lasts), after))
+            direct.extend((a, b) for b in several_first if all(meets[b] >> u & 1 for u in lasts))
+        for b, firsts in enumerate(first_uses):
+            if single_first[b]:
+                entries.append((firsts[0], b))
+            else:
+                entries.extend((nodes + p, b) for p in _highest_generators(meets[b], before))
+        relay_arcs = [(p, q) for p, ss in enumerate(succ) for q in ss]
+        if several_first:
+            relay_arcs += [(nodes + p, nodes + q) for p, q in relay_arcs]
+        return ChainNetwork(list(self.graph.reserved), nodes * (2 if several_first else 1),
+                            _pairs(relay_arcs), _pairs(exits), _pairs(entries), _pairs(direct))
+
+
+def _meet(reach: list[int], nodes: list[int]) -> int:
+    """The positions every one of `nodes` reaches (by `reach`), as a bitset."""
+    bits = -1
+    for p in nodes:
+        bits &= reach[p]
+    return bits
+
+
+def _positions(bits: int) -> list[int]:
+    found = []
+    while bits:
+        low = bits & -bits
+        found.append(low.bit_length() - 1)
+        bits ^= low
+    return found
+
+
+def _lowest_generators(up_closed: int, after: list[int]) -> list[int]:
+    """The minimal elements of a set closed upwards under reachability (bits = positions): the
+    earliest member is minimal; drop it and all it reaches, repeat."""
+    found = []
+    while up_closed > 0:
+        p = (up_closed & -up_closed).bit_length() - 1
+        found.append(p)
+        up_closed &= ~(after[p] | 1 << p)
+    return found
+
+
+def _highest_generators(down_closed: int, before: list[int]) -> list[int]:
+    """The maximal elements of a set closed downwards under reachability (bits = positions)."""
+    found = []
+    while down_closed > 0:
+        p = down_closed.bit_length() - 1
+        found.append(p)
+        down_closed &= ~(before[p] | 1 << p)
+    return found
+
+
+def _pairs(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    array = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    return array[:, 0].copy(), array[:, 1].copy()
+
+
+def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken) -> list[int]:
+    """Per node v, the buffers whose every extreme use strictly precedes v along `inbound` edges.
+
+    A buffer with one extreme use enters the sets just past that use and flows on; one with k
+    extreme uses is tracked in k rounds (round j follows its j-th extreme use) and kept only
+    where every round has it. Each round costs one bitset OR per edge.
+    """
+    n = len(inbound)
+    rounds = max((len(e) for e in extremes), default=1)
+    result: list[int] | None = None
+    for j in range(rounds):
+        entering = [0] * n
+        tracked = 0
+        for b, ext in enumerate(extremes):
+            if len(ext) > j:
+                entering[ext[j]] |= 1 << b
+                tracked |= 1 << b
+        reached = [0] * n
+        for count, v in enumerate(order):
+            if not count & 1023:
+                cancel.report("conflict sets", (j + count / n) / rounds)
+            bits = 0
+            for p in inbound[v]:
+                bits |= reached[p] | entering[p]
+            reached[v] = bits
+        if result is None:
+            result = reached
+        else:
+            untracked = ~tracked
+            result = [r & (bits | untracked) for r, bits in zip(result, reached)]
+    return result

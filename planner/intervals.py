@@ -1,0 +1,34 @@
+"""Conflicts of interval lifetimes: buffer i lives over the closed step range [first[i], last[i]].
+
+Both conflict models reduce to this when one execution order is forced (a serial schedule, or a
+DAG whose topological order is unique), so neither then needs a transitive closure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def overlap_mask(first: np.ndarray, last: np.ndarray, b: int) -> int:
+    """The buffers whose range overlaps buffer `b`'s (not `b` itself), as a bitset."""
+    live = (first <= last[b]) & (last >= first[b])
+    live[b] = False
+    return int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little")
+
+
+def overlap_pairs(first: np.ndarray, last: np.ndarray) -> int:
+    """How many unordered pairs of ranges overlap, without listing them (two sorts)."""
+    started = np.searchsorted(np.sort(first), last, side="right")
+    ended = np.searchsorted(np.sort(last), first, side="left")
+    return int((started - ended - 1).sum()) // 2
+
+
+def first_last(step_of: np.ndarray, flat_uses: np.ndarray, starts: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Each buffer's first and last step, from the steps of nodes (`step_of[node]`) and the
+    buffers' uses in `Graph.use_arrays` form (every buffer has at least one use)."""
+    if len(starts) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    steps = step_of[flat_uses]
+    return (np.minimum.reduceat(steps, starts[:-1]).astype(np.int64),
+            np.maximum.reduceat(steps, starts[:-1]).astype(np.int64))
