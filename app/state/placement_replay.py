@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)  # steps per second offered to the user
+SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 1024.0, 4096.0)  # steps per second offered
+MIN_INTERVAL_MS = 16  # one frame; faster speeds take several steps per tick instead
+NO_TRACE = ("This plan carries no placement trace (very large plans are placed without one), "
+            "so there are no steps to replay.")
 
 
 class PlacementReplay(QObject):
@@ -41,6 +44,18 @@ class PlacementReplay(QObject):
         if step is None:
             return ""
         return f"step {step.request + 1} of {len(self.plan.steps)}: {step.narration()}"
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        """Why the replay cannot run (no plan, or a plan without a trace); None when it can."""
+        if self.plan is None:
+            return "No plan to replay."
+        return None if self.plan.steps else NO_TRACE
+
+    @property
+    def step_count(self) -> int:
+        """How many steps the plan's trace has (0 without a plan or a trace)."""
+        return len(self.plan.steps) if self.plan is not None else 0
 
     @property
     def playing(self) -> bool:
@@ -85,6 +100,11 @@ class PlacementReplay(QObject):
         last = len(self.plan.steps) - 1
         self._go(last if self.current_step is None else max(0, self.current_step - 1))
 
+    def go_to(self, index: int) -> None:
+        """Show step `index` (clamped to the trace); nothing happens without a trace."""
+        if self.step_count:
+            self._go(max(0, min(int(index), self.step_count - 1)))
+
     def play(self) -> None:
         """Advance on the timer at `speed` steps per second; restarts from the first at the end."""
         if self.plan is None or not self.plan.steps:
@@ -118,11 +138,20 @@ class PlacementReplay(QObject):
             self._timer.setInterval(self._interval())
 
     def _interval(self) -> int:
-        return max(1, round(1000 / self.speed))
+        return max(MIN_INTERVAL_MS, round(1000 / self.speed))
+
+    def steps_per_tick(self) -> int:
+        """Steps taken on each timer tick: one, or several when the speed outruns the frame rate."""
+        return max(1, round(self.speed * self._interval() / 1000))
 
     def _tick(self) -> None:
-        self.step_forward()
-        if self.current_step == len(self.plan.steps) - 1:
+        if self.plan is None or not self.plan.steps:
+            self.pause()
+            return
+        last = len(self.plan.steps) - 1
+        current = -1 if self.current_step is None else self.current_step
+        self._go(min(last, current + self.steps_per_tick()))
+        if self.current_step == last:
             self.pause()
 
     def _go(self, index: int | None) -> None:

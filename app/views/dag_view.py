@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
 from app.views import palette
+from app.views.dag_minimap import DagMinimap
 from app.views.dag_layout import layered_layout
 from planner.reachability import topological_order
 
@@ -21,13 +22,15 @@ NODE_HEIGHT = 34.0
 NODE_PADDING = 12.0
 MIN_NODE_WIDTH = 60.0
 MAX_LABEL_CHARS = 28          # longer names are elided in the box (the tooltip has them whole)
-TEXT_MIN_SCALE = 0.35         # below this zoom, labels are unreadable anyway: skip drawing them
+TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
+SHAPE_MIN_PIXELS = 6.0        # boxes shorter than this on screen lose their border and corners
 ZOOM_STEP = 1.25
 ARROW_LENGTH = 8.0
 ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
-MIN_FIT_SCALE = 0.7           # large graphs open at a readable scale instead of shrinking to a smudge
+THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
+THIN_SCALE = 0.3              # ... below this zoom
 
 NODE_FILL = QColor("#ECEFF4")
 NODE_BORDER = QColor("#4C566A")
@@ -56,10 +59,15 @@ class NodeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         fill, border, text = self.view.node_colours(self.index)
+        detail = option.levelOfDetailFromTransform(painter.worldTransform())
+        if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS:
+            # Too small for corners or a border to show: a plain box in the border's colour.
+            painter.fillRect(self.rect, border if fill == NODE_FILL else fill)
+            return
         painter.setPen(QPen(border, 1.5))
         painter.setBrush(fill)
         painter.drawRoundedRect(self.rect, 6, 6)
-        if option.levelOfDetailFromTransform(painter.worldTransform()) >= TEXT_MIN_SCALE:
+        if detail >= TEXT_MIN_SCALE:
             painter.setPen(text)
             painter.setFont(self.view.label_font)
             if not self.op_label:
@@ -90,6 +98,7 @@ class EdgeLayer:
     def __init__(self, scene: QGraphicsScene, colour: QColor, width: float, z: float):
         self.scene, self.colour, self.width, self.z = scene, colour, width, z
         self.items: dict[int, QGraphicsPathItem] = {}
+        self.alpha, self.thinning = 255, 1.0
 
     def show(self, banded_paths) -> None:
         """Draw exactly these `(band, path)` edges."""
@@ -101,9 +110,10 @@ class EdgeLayer:
         for band, path in merged.items():
             if band not in self.items:
                 item = QGraphicsPathItem()
-                pen = QPen(self.colour, self.width)
+                pen = QPen(self.colour, self.width if self.thinning == 1.0 else 0.6)
                 pen.setCosmetic(True)  # stays one line wide however far the user zooms out
                 item.setPen(pen)
+                item.setOpacity(self.alpha / 255 * self.thinning)
                 item.setZValue(self.z)
                 # Antialiased curves are costly to stroke; a cached pixmap survives hover repaints.
                 item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -113,8 +123,21 @@ class EdgeLayer:
 
     def set_alpha(self, alpha: int) -> None:
         """Fade (or restore) every edge of this layer (by opacity, which keeps the cached pixmap)."""
+        self.alpha = alpha
         for item in self.items.values():
-            item.setOpacity(alpha / 255)
+            item.setOpacity(alpha / 255 * self.thinning)
+
+    def set_thin(self, thin: bool) -> None:
+        """Draw the edges faint and hairline (many edges, zoomed out) or at their full weight."""
+        thinning = 0.45 if thin else 1.0
+        if thinning == self.thinning:
+            return
+        self.thinning = thinning
+        for item in self.items.values():
+            pen = item.pen()
+            pen.setWidthF(0.6 if thin else self.width)
+            item.setPen(pen)
+        self.set_alpha(self.alpha)
 
 
 class DagView(QGraphicsView):
@@ -135,6 +158,10 @@ class DagView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        # The overview replaces scroll bars (which would also end up in exported pictures).
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.minimap = DagMinimap(self)
         self._items: list[NodeItem] = []
         self._edge_paths: list[tuple[int, int, int, QPainterPath]] = []  # src, dst, band, path
         self._node_buffers: list[tuple[str, ...]] = []
@@ -185,6 +212,8 @@ class DagView(QGraphicsView):
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         graph = self.session.graph
         if graph is None:
+            scene.setSceneRect(QRectF())
+            self.minimap.rebuild()
             return
         name_metrics, op_metrics = QFontMetricsF(self.label_font), QFontMetricsF(self.op_font)
         widths = [max(MIN_NODE_WIDTH, name_metrics.horizontalAdvance(_elide(n.name)) + 2 * NODE_PADDING,
@@ -212,6 +241,7 @@ class DagView(QGraphicsView):
         self._base_edges.set_alpha(255)
         bounds = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
         scene.setSceneRect(bounds)
+        self.minimap.rebuild()
         self.fit()
         self._refresh_highlight()
 
@@ -292,24 +322,37 @@ class DagView(QGraphicsView):
     # --- navigation ----------------------------------------------------------------------
 
     def fit(self) -> None:
-        """Show the whole graph, or its top at a readable scale when it is too big to fit."""
+        """Show the whole graph (small graphs enlarged at most `MAX_FIT_SCALE`)."""
         rect = self.sceneRect()
         if rect.isEmpty():
             return
         self.resetTransform()
         view = self.viewport().rect()
         scale = min(view.width() / rect.width(), view.height() / rect.height(), MAX_FIT_SCALE)
-        if scale >= MIN_FIT_SCALE:
-            self.scale(scale, scale)
-            self.centerOn(rect.center())
-        else:
-            # Too big to read whole: open on the sources at a scale where boxes stay visible.
-            self.scale(MIN_FIT_SCALE, MIN_FIT_SCALE)
-            self.centerOn(rect.center().x(), rect.top() + view.height() / (2 * MIN_FIT_SCALE))
+        self.scale(scale, scale)
+        self.centerOn(rect.center())
+        self._zoom_changed()
 
     def zoom(self, factor: float) -> None:
         """Zoom by `factor` around the view's centre (or the pointer, for the wheel)."""
         self.scale(factor, factor)
+        self._zoom_changed()
+
+    def centre_on_node(self, name: str) -> None:
+        """Bring node `name` to the middle of the view, zooming in until its label is legible."""
+        if self.session.graph is None or name not in self.session.graph.node_index:
+            return
+        if self.transform().m11() < TEXT_MIN_SCALE:
+            factor = TEXT_MIN_SCALE * 1.5 / self.transform().m11()
+            self.scale(factor, factor)
+            self._zoom_changed()
+        self.centerOn(self.node_position(name))
+
+    def _zoom_changed(self) -> None:
+        """Level of detail that depends on the zoom: faint, thin edges on big zoomed-out graphs."""
+        self._base_edges.set_thin(len(self._edge_paths) > THIN_EDGES
+                                  and self.transform().m11() < THIN_SCALE)
+        self.minimap.refresh()
 
     def wheelEvent(self, event) -> None:
         steps = event.angleDelta().y() / 120
@@ -331,6 +374,7 @@ class DagView(QGraphicsView):
         super().resizeEvent(event)
         if not self.isVisible() or event.oldSize().width() <= 0:
             self.fit()
+        self.minimap.refresh()
 
     def leaveEvent(self, event) -> None:
         if self.session.hovered_node is not None:

@@ -7,11 +7,14 @@ from typing import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPen
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QImage, QPen
 
 LABEL_MIN_WIDTH = 28.0    # pixels a box needs before it shows its name
 LABEL_MIN_HEIGHT = 11.0
+RASTER_BOXES = 3000       # past this many boxes in view, they are filled into one cached image
+MAX_LABELS = 400          # more labelled boxes than this would be unreadable clutter: none drawn
 EDGE_COLOR = QColor(255, 255, 255, 160)
+HALO = QColor(255, 255, 255, 230)
 
 
 class RectLayer(pg.GraphicsObject):
@@ -34,6 +37,10 @@ class RectLayer(pg.GraphicsObject):
         self._outlines: dict[int, tuple[QColor, float]] = {}
         self._bands: list[tuple[float, float, QColor, str]] = []
         self._bounds = QRectF()
+        self._version = 0           # bumped whenever what the raster image shows changes
+        self._raster_key = None
+        self._raster_image = None
+        self._rgb: np.ndarray | None = None
         self.on_hover: Callable[[str | None], None] | None = None
         self.on_click: Callable[[str | None, object], None] | None = None
         self.setAcceptHoverEvents(True)
@@ -46,6 +53,7 @@ class RectLayer(pg.GraphicsObject):
         self._index = {n: i for i, n in enumerate(self.names)}
         self._fills = list(fills)
         self._fill_cache: dict[tuple[int, int], QColor] = {}
+        self._rgb = None
         self._alpha = np.full(len(self.names), 255.0)
         self._shown = np.ones(len(self.names), dtype=bool)
         self._outlines = {}
@@ -55,15 +63,22 @@ class RectLayer(pg.GraphicsObject):
         """Move and resize the rectangles (arrays in the order of `names`)."""
         self.prepareGeometryChange()
         self._geometry = np.array([x, width, y, height], dtype=float).reshape(4, len(self.names))
+        self._version += 1
         self._update_bounds()
         self.update()
 
     def set_emphasis(self, shown=None, alpha=None, outlines=None) -> None:
         """Which rectangles show, their opacity (0-255) and outlines {name: (colour, pixels)}."""
         if shown is not None:
-            self._shown = np.asarray(shown, dtype=bool)
+            shown = np.asarray(shown, dtype=bool)
+            if not np.array_equal(shown, self._shown):
+                self._shown = shown
+                self._version += 1
         if alpha is not None:
-            self._alpha = np.asarray(alpha, dtype=float)
+            alpha = np.asarray(alpha, dtype=float)
+            if not np.array_equal(alpha, self._alpha):
+                self._alpha = alpha
+                self._version += 1
         if outlines is not None:
             self._outlines = {self._index[n]: style for n, style in outlines.items()
                               if n in self._index}
@@ -129,30 +144,65 @@ class RectLayer(pg.GraphicsObject):
         ya, yb = gy * t.m22() + t.dy(), (gy + gh) * t.m22() + t.dy()
         left, right = np.minimum(xa, xb), np.maximum(xa, xb)
         top, bottom = np.minimum(ya, yb), np.maximum(ya, yb)
-        # Sub-pixel boxes still get one pixel so that no buffer vanishes when zoomed out.
+        # Sub-pixel boxes still get one pixel each way so that no buffer vanishes when zoomed out.
         right = np.maximum(right, left + 1.0)
+        bottom = np.maximum(bottom, top + 1.0)
         device = painter.device()
         ratio = device.devicePixelRatioF() or 1.0
         vis_w, vis_h = device.width() / ratio, device.height() / ratio
         visible = self._shown & (right >= 0) & (left <= vis_w) & (bottom >= 0) & (top <= vis_h)
         indices = np.flatnonzero(visible)
         width, height = (right - left)[indices], (bottom - top)[indices]
-        # Plain floats build QRectF far faster than NumPy scalars do.
-        boxes = list(map(QRectF, left[indices].tolist(), top[indices].tolist(),
-                         width.tolist(), height.tolist()))
         painter.save()
         painter.resetTransform()
         band_labels = self._paint_bands(painter, t, top[self._shown], bottom[self._shown])
-        alpha = self._alpha[indices].astype(int).tolist()
-        for i, box, a in zip(indices.tolist(), boxes, alpha):
-            painter.fillRect(box, self._fill_with_alpha(i, a))
-        roomy = (width >= 4) & (height >= 4) & (self._alpha[indices] > 200)
-        self._paint_edges(painter, [boxes[k] for k in np.flatnonzero(roomy).tolist()])
+        if indices.size > RASTER_BOXES:
+            self._paint_raster(painter, t, indices, left, top, right, bottom, vis_w, vis_h, ratio)
+        else:
+            # Plain floats build QRectF far faster than NumPy scalars do.
+            boxes = list(map(QRectF, left[indices].tolist(), top[indices].tolist(),
+                             width.tolist(), height.tolist()))
+            alpha = self._alpha[indices].astype(int).tolist()
+            for i, box, a in zip(indices.tolist(), boxes, alpha):
+                painter.fillRect(box, self._fill_with_alpha(i, a))
+            roomy = (width >= 4) & (height >= 4) & (self._alpha[indices] > 200)
+            self._paint_edges(painter, [boxes[k] for k in np.flatnonzero(roomy).tolist()])
         self._paint_outlines(painter, left, top, right, bottom)
         labelled = np.flatnonzero((width >= LABEL_MIN_WIDTH) & (height >= LABEL_MIN_HEIGHT))
-        self._paint_labels(painter, [(int(indices[k]), boxes[k]) for k in labelled.tolist()])
+        if labelled.size <= MAX_LABELS:
+            self._paint_labels(painter, [(int(indices[k]), QRectF(left[indices[k]], top[indices[k]],
+                                                                  width[k], height[k]))
+                                         for k in labelled.tolist()])
         self._paint_band_labels(painter, band_labels)
         painter.restore()
+
+    def _paint_raster(self, painter, t, indices, left, top, right, bottom, vis_w, vis_h,
+                      ratio) -> None:
+        """Many boxes: fill them into one image at device resolution, cached until the geometry,
+        the view's transform or the emphasis changes (a hovered box only moves an outline)."""
+        key = (t.m11(), t.m22(), t.dx(), t.dy(), vis_w, vis_h, ratio, self._version)
+        if self._raster_key != key:
+            w, h = max(1, int(np.ceil(vis_w * ratio))), max(1, int(np.ceil(vis_h * ratio)))
+            pixels = np.zeros((h, w), dtype=np.uint32)
+            x0 = np.clip(np.floor(left[indices] * ratio), 0, w).astype(np.int64)
+            x1 = np.clip(np.maximum(np.ceil(right[indices] * ratio), x0 + 1), 0, w).astype(np.int64)
+            y0 = np.clip(np.floor(top[indices] * ratio), 0, h).astype(np.int64)
+            y1 = np.clip(np.maximum(np.ceil(bottom[indices] * ratio), y0 + 1), 0, h).astype(np.int64)
+            colours = self._argb(indices)
+            for a, b, c, d, colour in zip(y0.tolist(), y1.tolist(), x0.tolist(), x1.tolist(),
+                                          colours.tolist()):
+                pixels[a:b, c:d] = colour
+            image = QImage(pixels.data, w, h, 4 * w, QImage.Format.Format_ARGB32)
+            image.setDevicePixelRatio(ratio)
+            self._raster_key, self._raster_image = key, (image, pixels)  # pixels back the image
+        painter.drawImage(QPointF(0, 0), self._raster_image[0])
+
+    def _argb(self, indices) -> np.ndarray:
+        """0xAARRGGBB per rectangle of `indices`: its fill at its current opacity."""
+        if self._rgb is None:
+            self._rgb = np.array([c.rgba() & 0xFFFFFF for c in self._fills], dtype=np.uint32)
+        alpha = np.clip(self._alpha[indices], 0, 255).astype(np.uint32)
+        return (alpha << 24) | self._rgb[indices]
 
     def _fill_with_alpha(self, i: int, alpha: int) -> QColor:
         """Rectangle i's fill at `alpha`, cached since only a few opacities are ever used."""
@@ -201,17 +251,18 @@ class RectLayer(pg.GraphicsObject):
         painter.drawRects([box.adjusted(0.5, 0.5, -0.5, -0.5) for box in boxes])
 
     def _paint_outlines(self, painter, left, top, right, bottom) -> None:
+        """Each outline over a white halo, so that it shows on a fill of its own hue too."""
         painter.setBrush(Qt.BrushStyle.NoBrush)
         for i, (color, width) in self._outlines.items():
             if not self._shown[i]:
                 continue
-            pen = QPen(color, width)
-            pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
-            painter.setPen(pen)
             half = width / 2
-            painter.drawRect(QRectF(left[i] + half, top[i] + half,
-                                    max(right[i] - left[i] - width, 1.0),
-                                    max(bottom[i] - top[i] - width, 1.0)))
+            box = QRectF(left[i] + half, top[i] + half, max(right[i] - left[i] - width, 1.0),
+                         max(bottom[i] - top[i] - width, 1.0))
+            for pen in (QPen(HALO, width + 2.0), QPen(color, width)):
+                pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+                painter.setPen(pen)
+                painter.drawRect(box)
 
     def _paint_labels(self, painter, room) -> None:
         """Each (index, box) in `room` gets its name, elided to the box, dark or light on its fill."""

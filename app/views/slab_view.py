@@ -9,18 +9,20 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QStyle, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox, QStyle,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from app.views.buffer_details import describe_buffer, describe_buffer_line
 from app.views.buffer_emphasis import buffers_by_node, pointer_emphasis
 from app.views.byte_axis import ByteAxis, format_bytes
 from app.views.kind_legend import KindLegend
+from app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
 from app.views.palette import CONFLICT_OUTLINE, HOVERED, buffer_color
 from app.state.placement_replay import SPEEDS, PlacementReplay
-from app.views.rect_layer import RectLayer
+from app.views.range_zoom import RangeZoomViewBox
+from app.views.rect_layer import RASTER_BOXES, RectLayer
 from app.views.slab_lanes import slab_lanes
-from app.views.view_keys import zoom_pan_key
+from app.views.view_keys import FIT_KEYS, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
 
 LANE_FILL = 0.86            # share of a lane's height a box covers
 TWEEN_MS = 220              # old layout to new layout after a re-plan
@@ -29,7 +31,9 @@ PLACED_ALPHA = 150          # already-placed buffers the current request may ove
 LANDING = QColor("#111111")
 MANY_LANES = 24             # beyond this the lane axis zooms too
 LABEL_HEADROOM = 0.35       # of a lane, above the top one
-HOVER_HINT = "Point at a box for its bytes, offset, uses and conflicts; click to select."
+LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
+HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
+              "Drag across a range to zoom into it, Shift+drag pans, double-click shows all.")
 
 
 class LayoutTween(QObject):
@@ -106,7 +110,8 @@ class SlabView(QWidget):
         self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.details.setText(HOVER_HINT)
 
-        self.plot_widget = pg.PlotWidget(background="w",
+        self.outline_legend = OutlineLegend(POINTER_OUTLINES + REPLAY_OUTLINES)
+        self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
                                          axisItems={"bottom": ByteAxis("bottom")})
         self.plot_widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.plot_widget.installEventFilter(self)
@@ -116,6 +121,14 @@ class SlabView(QWidget):
         plot.setMouseEnabled(x=True, y=False)
         plot.hideButtons()
         self.view_box = plot.getViewBox()
+        self.view_box.on_fit = self.fit
+        self.view_box.sigXRangeChanged.connect(self._fit_lanes_in_view)
+        self.view_box.sigYRangeChanged.connect(self._lanes_moved)
+        self._follow_lanes = True  # until the user zooms or pans the lanes themselves
+        self._fitting = False
+        self._lanes = np.zeros(0)
+        self._exporting = False
+        self._described: str | None = None
         self.layer = RectLayer()
         self.layer.on_hover = session.hover_buffer
         self.layer.on_click = self._clicked
@@ -139,9 +152,12 @@ class SlabView(QWidget):
         top.addWidget(self.summary, 1)
         top.addWidget(self.legend)
         layout.addLayout(top)
-        layout.addLayout(self._build_controls())
+        self.controls = QWidget()
+        self.controls.setLayout(self._build_controls())
+        layout.addWidget(self.controls)
         layout.addWidget(self.narration_label)
         layout.addWidget(self.plot_widget, 1)
+        layout.addWidget(self.outline_legend)
         layout.addWidget(self.details)
 
         session.sigGraphChanged.connect(self._graph_changed)
@@ -170,6 +186,7 @@ class SlabView(QWidget):
             row.addWidget(b)
             return b
 
+        row.setContentsMargins(0, 0, 0, 0)
         SP = QStyle.StandardPixmap
         self.back_button = button(SP.SP_MediaSeekBackward, "Back", "previous request  [",
                                   self.animation.step_back)
@@ -186,14 +203,55 @@ class SlabView(QWidget):
         self.speed.currentIndexChanged.connect(
             lambda i: self.animation.set_speed(self.speed.itemData(i)))
         row.addWidget(self.speed)
-        row.addStretch(1)
+        # The scrubber: drag through the steps, or type one into "go to step".
+        self.scrubber = QSlider(Qt.Orientation.Horizontal)
+        self.scrubber.setToolTip("drag through the placement steps")
+        self.scrubber.valueChanged.connect(self.animation.go_to)
+        row.addWidget(self.scrubber, 1)
+        row.addWidget(QLabel("go to step"))
+        self.step_box = QSpinBox()
+        self.step_box.setKeyboardTracking(False)  # jump when the number is complete, not per digit
+        self.step_box.valueChanged.connect(lambda v: self.animation.go_to(v - 1))
+        row.addWidget(self.step_box)
+        self.replay_note = QLabel()
+        self.replay_note.setStyleSheet("color: #666666")
+        row.addWidget(self.replay_note)
+        self.replay_widgets = (self.back_button, self.play_button, self.forward_button,
+                               self.plan_button, self.speed, self.scrubber, self.step_box)
         return row
+
+    def _sync_replay_controls(self) -> None:
+        """Enable the replay only when the plan has a trace; otherwise say why, in tooltips too."""
+        reason = self.animation.unavailable_reason
+        count = self.animation.step_count
+        for widget in self.replay_widgets:
+            widget.setEnabled(reason is None)
+        self.replay_note.setText("" if reason is None else "no placement trace")
+        self.replay_note.setToolTip(reason or "")
+        self.controls.setToolTip(reason or "")
+        for widget in (self.scrubber, self.step_box):
+            widget.blockSignals(True)
+        self.scrubber.setRange(0, max(0, count - 1))
+        self.step_box.setRange(1 if count else 0, count)
+        self.step_box.setSuffix(f" of {count:,}")
+        self._show_step_in_controls(self.animation.current_step)
+        for widget in (self.scrubber, self.step_box):
+            widget.blockSignals(False)
+
+    def _show_step_in_controls(self, index) -> None:
+        shown = self.animation.step_count - 1 if index is None else index
+        for widget, value in ((self.scrubber, shown), (self.step_box, shown + 1)):
+            widget.blockSignals(True)
+            widget.setValue(value)
+            widget.blockSignals(False)
 
     # --- session -------------------------------------------------------------------------
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
         self._node_roles = buffers_by_node(graph) if graph is not None else {}
+        self._described = None  # nothing of the old graph may linger in the detail line
+        self.details.setText(HOVER_HINT)
         self._fills = {}
         if graph is not None:
             # Colours depend only on kind and buffer index, so a re-plan reuses them.
@@ -207,7 +265,8 @@ class SlabView(QWidget):
         self.tween.finish()
         self._layout_plan(new)
         self.animation.set_plan(new)
-        if before and old is not None and new is not None:
+        self._sync_replay_controls()
+        if before and old is not None and new is not None and len(self._order) <= RASTER_BOXES:
             # New buffers grow from zero width where they land; known ones slide from where they were.
             start = self._target.copy()
             for i, name in enumerate(self._order):
@@ -217,14 +276,47 @@ class SlabView(QWidget):
                     start[1, i] = 0.0
             self.tween.run(start, self._target)
         else:
-            self.view_box.enableAutoRange(x=True)
+            self.fit()
         self._refresh_emphasis()
+        self._describe_hovered()
+
+    def fit(self) -> None:
+        """Show the whole slab, its lanes filling the height (and following the bytes in view)."""
+        self._fitting = True
+        try:
+            self.view_box.enableAutoRange(x=True)
+            self.view_box.autoRange()
+        finally:
+            self._fitting = False
+        self._follow_lanes = True
+        self._fit_lanes_in_view()
+
+    def _lanes_moved(self, *_) -> None:
+        if not self._fitting:
+            self._follow_lanes = False
+
+    def _fit_lanes_in_view(self, *_) -> None:
+        """Lane height follows what is in view: the lanes of the boxes within the visible bytes
+        fill the plot's height."""
+        if not self._lanes.size or not self._follow_lanes:
+            return
+        (x0, x1), _ = self.view_box.viewRange()
+        x, width = self._target[0], self._target[1]
+        in_view = (x < x1) & (x + width > x0)
+        top = int(self._lanes[in_view].max()) + 1 if in_view.any() else 1
+        self._fitting = True
+        try:
+            # Headroom above the top lane for the name of the request being placed.
+            self.view_box.setYRange(0, top + LABEL_HEADROOM * max(1, top / 4), padding=0)
+        finally:
+            self._fitting = False
 
     def _layout_plan(self, plan) -> None:
         graph = self.session.graph
         if plan is None or graph is None:
             self._order, self._position, self._target = [], {}, np.zeros((4, 0))
             self.layer.set_rects([], [], [], [], [], [])
+            self._lanes = np.zeros(0)
             self.slab_end.hide()
             self.summary.setText(self._error_text())
             return
@@ -238,8 +330,7 @@ class SlabView(QWidget):
                                  np.full(len(placements), LANE_FILL)], dtype=float)
         self.layer.set_rects(self._order, *self._target, [self._fills[n] for n in self._order])
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
-        # Headroom above the top lane for the name of the request being placed.
-        self.view_box.setYRange(0, lane_count + LABEL_HEADROOM * max(1, lane_count / 4), padding=0)
+        self._lanes = lanes
         # Lanes get thin on big graphs, so there the lanes can be zoomed as well as the bytes.
         self._zoom_lanes = lane_count > MANY_LANES
         self.plot_widget.getPlotItem().setMouseEnabled(x=True, y=self._zoom_lanes)
@@ -265,17 +356,27 @@ class SlabView(QWidget):
 
     def _pointer_changed(self, *_) -> None:
         self._refresh_emphasis()
-        name = self.session.hovered_buffer
-        if name is not None and name in self._position:
-            self.details.setText(describe_buffer_line(self.session, name))
-            self.plot_widget.setToolTip(describe_buffer(self.session, name))
-        elif name is None:
-            self.plot_widget.setToolTip("")
+        self._describe_hovered()
+
+    def _describe_hovered(self) -> None:
+        """The detail line for the hovered buffer, or the last one hovered, from the plan on show
+        (kept when the pointer leaves, so it can be read); the hint when that buffer is gone."""
+        hovered = self.session.hovered_buffer
+        if hovered is not None and hovered in self._position:
+            self._described = hovered
+        self.plot_widget.setToolTip(describe_buffer(self.session, hovered)
+                                    if hovered in self._position else "")
+        if self._described in self._position:
+            self.details.setText(describe_buffer_line(self.session, self._described))
+        else:
+            self._described = None
+            self.details.setText(HOVER_HINT)
 
     def _step_changed(self, index) -> None:
+        self._show_step_in_controls(index)
         self._refresh_emphasis()
         fast = self.animation.playing and self.animation.speed * TWEEN_MS > 1000
-        if index is not None and self._order and not fast:
+        if index is not None and self._order and not fast and len(self._order) <= RASTER_BOXES:
             # The request drops from above the top lane into its place, so the eye follows it;
             # when steps come faster than a drop lasts, boxes just appear.
             start = self._target.copy()
@@ -298,6 +399,8 @@ class SlabView(QWidget):
         step = self.animation.step
         if step is None:
             alpha, outlines = pointer_emphasis(self.session, self._order, self._node_roles)
+            if self._exporting:  # a picture shows the plan, not where the pointer was
+                alpha, outlines = np.full(len(self._order), 255.0), {}
             self.layer.set_emphasis(shown=np.ones(len(self._order), dtype=bool), alpha=alpha,
                                     outlines=outlines)
             self.layer.set_bands([])
@@ -355,9 +458,28 @@ class SlabView(QWidget):
             self.animation.step_back()
         elif key == Qt.Key.Key_Escape:
             self.animation.show_plan()
+        elif key in FIT_KEYS:
+            self.fit()
         else:
+            if self._zoom_lanes and key in LANE_KEYS:
+                self._follow_lanes = False  # the user takes the lanes in hand
             return zoom_pan_key(self.view_box, key, zoom_y=self._zoom_lanes)
         return True
+
+    def enter_export(self) -> None:
+        """Drop the controls, hints and pointer emphasis so that a picture shows only the plan."""
+        self._exporting = True
+        self.animation.show_plan()
+        for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
+            widget.hide()
+        self._refresh_emphasis()
+
+    def leave_export(self) -> None:
+        """Bring back what `enter_export` hid."""
+        self._exporting = False
+        for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
+            widget.show()
+        self._refresh_emphasis()
 
     def hideEvent(self, event) -> None:
         """A hidden bar stops replaying and settles its boxes."""
