@@ -6,6 +6,7 @@ from __future__ import annotations
 from .cancel import NEVER, CancelToken
 from .conflict_model import conflict_model
 from .errors import PlanError
+from .input_limits import check_slab
 from .graph import Graph
 from .greedy import best_fit, first_fit, largest_first
 from .lower_bound import LowerBound
@@ -35,11 +36,13 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
         raise PlanError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     if capacity is not None and capacity < 0:
         raise PlanError(f"capacity must be non-negative, got {capacity}")
-    if budget < 0:
-        raise PlanError(f"budget must be non-negative, got {budget}")
+    if not 0 <= budget < float("inf"):  # NaN fails both comparisons; neither would ever stop
+        raise PlanError(f"budget must be a finite number of seconds >= 0, got {budget}")
     model = conflict_model(graph, conflicts)
-    return ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity, budget,
-                                 cancel=cancel)
+    result = ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity, budget,
+                                   cancel=cancel)
+    check_slab(result.slab_bytes, f"placing {graph.name!r} by {algorithm}")
+    return result
 
 
 def lower_bound(graph: Graph, conflicts: str = "dag", *, cancel: CancelToken = NEVER

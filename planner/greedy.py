@@ -41,16 +41,19 @@ def plan_order(graph: Graph, model, order, fit: str, capacity: int | None,
     Untraced, `offsets` (what `packer.offsets` gave for this order and fit) are used when
     given; `packer` (a `packing.Packer`) is built when needed and not given.
     """
-    if traceable(graph, model):
-        return place(graph, model, tuple(map(int, order)), fit=fit, capacity=capacity,
-                     algorithm=algorithm, cancel=cancel)
-    cancel.check()
-    if offsets is None:
-        from .packing import Packer
+    if not traceable(graph, model):
+        from .packing import Packer, fits_int64
 
-        packer = packer or Packer(graph, model)
-        offsets = packer.offsets(np.asarray(order, dtype=np.int64), FITS[fit])
-    return untraced_plan(graph, model, order, offsets, capacity, algorithm)
+        # The array kernels add sizes in 64-bit integers; where sums could overflow them, the
+        # traced placer below (Python integers) is slow but right.
+        if fits_int64(graph):
+            cancel.check()
+            if offsets is None:
+                packer = packer or Packer(graph, model)
+                offsets = packer.offsets(np.asarray(order, dtype=np.int64), FITS[fit])
+            return untraced_plan(graph, model, order, offsets, capacity, algorithm)
+    return place(graph, model, tuple(map(int, order)), fit=fit, capacity=capacity,
+                 algorithm=algorithm, cancel=cancel)
 
 
 def untraced_plan(graph: Graph, model, order, offsets, capacity: int | None,

@@ -13,6 +13,7 @@ import math
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import PlanError
 from .graph import SIZE_LIMIT
@@ -35,9 +36,9 @@ def quoted(text: str, limit: int = 60) -> str:
     return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(text):,} characters)"
 
 
-def read_bytes(path, limit: int = TEXT_BYTES_LIMIT) -> bytes:
-    """The contents of the regular file at `path`, refusing FIFOs, devices, folders and files
-    over `limit` bytes before reading any of them."""
+def open_regular(path, limit: int = TEXT_BYTES_LIMIT) -> BinaryIO:
+    """The regular file at `path` opened for binary reading, once it is known not to be a FIFO,
+    a device or a folder, and to hold at most `limit` bytes; nothing is read before that."""
     path = Path(path)
     try:
         # O_NONBLOCK: opening a FIFO that has no writer must not wait for one.
@@ -52,19 +53,24 @@ def read_bytes(path, limit: int = TEXT_BYTES_LIMIT) -> bytes:
             kind = "a folder" if stat.S_ISDIR(info.st_mode) else \
                 "a FIFO" if stat.S_ISFIFO(info.st_mode) else \
                 "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else \
-                "not a regular file"
+                "a socket or other special file"
             raise PlanError(f"{path}: cannot read: {kind}, not a regular file")
         if info.st_size > limit:
             raise PlanError(f"{path}: {info.st_size:,} bytes is over the {limit:,}-byte limit "
                             f"for this kind of file")
-        with os.fdopen(fd, "rb", closefd=True) as handle:
-            fd = -1
-            data = handle.read(limit + 1)  # the file may have grown since fstat
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path, limit: int = TEXT_BYTES_LIMIT) -> bytes:
+    """The contents of the regular file at `path` (see `open_regular`), at most `limit` bytes."""
+    with open_regular(path, limit) as handle:
+        try:
+            data = handle.read(limit + 1)  # the file may have grown since it was checked
+        except OSError as exc:
+            raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise PlanError(f"{path}: over the {limit:,}-byte limit for this kind of file")
     return data

@@ -10,13 +10,15 @@ cheap one (see `graph_file.default_conflicts`).
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from types import MappingProxyType
 
 from .errors import PlanError
-from .graph import SIZE_LIMIT, Buffer, Graph, Node
+from .graph import SIZE_LIMIT, Buffer, Graph, Node, align_up
+from .input_limits import INTEGER_DIGITS_LIMIT, quoted, read_text
 from .plan import Plan
-from .reachability import topological_order
+from .serial_model import serial_schedule
 
 REQUIRED_COLUMNS = ("id", "lower", "upper", "size")
 OPTIONAL_COLUMNS = ("alignment", "offset")
@@ -24,13 +26,11 @@ OPTIONAL_COLUMNS = ("alignment", "offset")
 
 def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
     """The header (lower-cased, stripped), the data rows as text, and each row's line number."""
+    text = read_text(path)  # a regular file of bounded size; a byte-order mark is dropped
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.reader(handle)
-            numbered = [(reader.line_num, row) for row in reader if row]
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        numbered = [(reader.line_num, row) for row in reader if row]
+    except csv.Error as exc:
         raise PlanError(f"{path}: not a readable CSV file: {exc}") from None
     if not numbered:
         raise PlanError(f"{path}: empty file; expected a header {','.join(REQUIRED_COLUMNS)}")
@@ -50,11 +50,15 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
 
 
 def _integer(text: str, path: Path, line: int, column: str) -> int:
+    digits = len(text.strip().lstrip("+-"))
+    if digits > INTEGER_DIGITS_LIMIT:
+        raise PlanError(f"{path}: line {line}: {column} has {digits:,} characters, over the "
+                        f"{INTEGER_DIGITS_LIMIT}-digit limit")
     try:
         return int(text)
     except ValueError:
         raise PlanError(f"{path}: line {line}: {column} must be an integer, "
-                        f"got {text.strip()!r}") from None
+                        f"got {quoted(text.strip())}") from None
 
 
 def _parse(path: Path):
@@ -89,15 +93,20 @@ def _parse(path: Path):
             raise PlanError(f"{path}: buffers have different alignments {sorted(alignments)}; "
                             f"a slab has one alignment")
         alignment = alignments.pop() if alignments else 1
-        if alignment <= 0:
-            raise PlanError(f"{path}: alignment must be positive, got {alignment}")
+        if not 0 < alignment <= SIZE_LIMIT:
+            raise PlanError(f"{path}: alignment must be in [1, {SIZE_LIMIT}], got {alignment}")
+    for line, name, size in zip(lines, ids, sizes):
+        try:
+            align_up(size, alignment)
+        except PlanError as exc:
+            raise PlanError(f"{path}: line {line}: buffer {name!r}: {exc}") from None
     offsets = {}
     for line, name, text in zip(lines, ids, col.get("offset", ())):
         if text.strip():
             offsets[name] = _integer(text, path, line, "offset")
-            if offsets[name] < 0:
-                raise PlanError(f"{path}: line {line}: offset must be non-negative, "
-                                f"got {offsets[name]}")
+            if not 0 <= offsets[name] <= SIZE_LIMIT:
+                raise PlanError(f"{path}: line {line}: offset {offsets[name]} is out of range "
+                                f"[0, {SIZE_LIMIT}]")
     return ids, lowers, uppers, sizes, alignment, offsets
 
 
@@ -132,11 +141,10 @@ def read_minimalloc_offsets(path) -> dict[str, int]:
 
 def _node_times(graph: Graph) -> list[int]:
     """Per node index, its time: the `time` attribute when every scheduled node has one (a
-    loaded MiniMalloc file), else its position in the schedule or a topological order."""
-    if graph.schedule is not None:
-        sequence = [graph.node_index[n] for n in graph.schedule]
-    else:
-        sequence = topological_order([n.name for n in graph.nodes], graph.successors)
+    loaded MiniMalloc file), else its position in the schedule or a topological order. A
+    schedule that is not a topological order of every node is a PlanError: intervals over it
+    would let buffers the plan keeps apart overlap in time."""
+    sequence = serial_schedule(graph)
     times = [-1] * len(graph.nodes)
     original = [graph.nodes[i].attrs.get("time") for i in sequence]
     keep = all(isinstance(t, int) for t in original)
@@ -165,10 +173,6 @@ def write_minimalloc_csv(graph: Graph, plan: Plan, path) -> None:
         if index is None:
             raise PlanError(f"plan places unknown buffer {placement.name!r}")
         uses = [times[u] for u in graph.use_indices[index]]
-        if min(uses) < 0:
-            missing = next(graph.nodes[u].name for u in graph.use_indices[index] if times[u] < 0)
-            raise PlanError(f"buffer {placement.name!r} is used by node {missing!r}, which the "
-                            f"schedule does not list")
         if any(c in placement.name for c in ',"\n'):
             raise PlanError(f"buffer name {placement.name!r} cannot be written as a CSV id")
         row = [placement.name, str(min(uses)), str(max(uses) + 1), str(placement.bytes)]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .errors import PlanError
 from .graph import Buffer, Graph, Node
+from .input_limits import ONNX_BYTES_LIMIT, read_bytes, shape_elements
 from .reachability import topological_order
 
 # Ops whose outputs change from run to run even when every input is a constant.
@@ -68,12 +69,15 @@ def _require_onnx():
 
 def _read_model(onnx, path: Path):
     """The model at `path` with inferred shapes; any failure is a one-line PlanError."""
+    data = read_bytes(path, ONNX_BYTES_LIMIT)
+    if not data:
+        raise PlanError(f"{path}: empty file, not an ONNX model")
     try:
-        model = onnx.load(str(path), load_external_data=False)
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        model = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf raises its own DecodeError on anything not a model
         raise PlanError(f"{path}: not an ONNX model ({type(exc).__name__}: {exc})") from None
+    if not model.HasField("graph") or not model.graph.node:
+        raise PlanError(f"{path}: not an ONNX model (it has no graph of nodes)")
     try:
         return onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception as exc:  # onnx's InferenceError and C++ validation errors alike
@@ -103,8 +107,10 @@ class _Sizer:
             tensor_type = self.types[name]
             elem_type = tensor_type.elem_type
             raw = list(tensor_type.shape.dim) if tensor_type.HasField("shape") else None
-            known = raw is not None and all(d.HasField("dim_value") for d in raw)
-            dims = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in raw or ())
+            # Some exporters write -1 for a dynamic dimension: unknown, like a symbolic one.
+            given = [d.HasField("dim_value") and d.dim_value >= 0 for d in raw or ()]
+            known = raw is not None and all(given)
+            dims = tuple(d.dim_value if ok else 1 for d, ok in zip(raw or (), given))
         else:
             self.unknown_types.append(name)
             self.unknown_dims.append(name)
@@ -118,10 +124,7 @@ class _Sizer:
                             f"fixed size") from None
         if dtype.kind in "OUS":
             raise PlanError(f"tensor {name!r} holds strings, which have no fixed size")
-        count = 1
-        for d in dims:
-            count *= d
-        return count * dtype.itemsize, dims, dtype.name
+        return shape_elements(dims, f"tensor {name!r}") * dtype.itemsize, dims, dtype.name
 
 
 def _constant_tensors(graph, initializer_names: set[str]) -> tuple[set[str], list[int]]:
@@ -137,6 +140,21 @@ def _constant_tensors(graph, initializer_names: set[str]) -> tuple[set[str], lis
             constants.update(t for t in node.output if t)
             folded.append(i)
     return constants, folded
+
+
+def _check_single_writer(graph, path: Path) -> None:
+    """A PlanError when a tensor is written twice: by two nodes, or by a node and as a graph
+    input or initializer (ONNX graphs are single-assignment)."""
+    written = {t: "the graph's inputs" for t in (v.name for v in graph.input)}
+    written.update((t.name, "the initializers") for t in graph.initializer)
+    for i, node in enumerate(graph.node):
+        who = f"node {node.name or f'{node.op_type}_{i}'!r}"
+        for t in node.output:
+            if not t:
+                continue
+            if t in written:
+                raise PlanError(f"{path}: tensor {t!r} is written by both {written[t]} and {who}")
+            written[t] = who
 
 
 def _unique_names(graph, folded: set[int]) -> list[str | None]:
@@ -196,6 +214,7 @@ def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
     path = Path(path)
     model = _read_model(onnx, path)
     graph = model.graph
+    _check_single_writer(graph, path)
     sizer = _Sizer(onnx, graph)
     constants, folded = _constant_tensors(graph, set(sizer.initializers))
     folded_set = set(folded)
