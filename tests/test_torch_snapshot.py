@@ -1,5 +1,6 @@
 """PyTorch memory snapshots: lifetimes from the trace, the allocator's side, names, bad input."""
 
+import json
 import os
 import pickle
 from pathlib import Path
@@ -7,8 +8,10 @@ from pathlib import Path
 import pytest
 
 import planner
+from app.cli import main
 from planner.torch_snapshot import AllocatorTrace, load_snapshot
-from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder, cpp_frame, py_frame, tiny
+from tests.examples import RELU_UNFUSED
+from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder, py_frame, tiny
 
 SHARED_SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "snapshots"
 REAL = ["cs336_a2_magma27.pickle", "cs336_a2_bcrafton.pickle"]
@@ -111,12 +114,17 @@ def test_inconsistent_segments_are_reported(tmp_path):
 
 
 class Shell:
+    """Unpickled by a plain `pickle.load`, this runs a shell command that creates `marker`."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
     def __reduce__(self):
-        return os.system, ("echo owned",)
+        return os.system, (f"touch {self.marker}",)
 
 
 @pytest.mark.parametrize("payload, message", [
-    (pickle.dumps({"segments": [], "device_traces": [[Shell()]]}),
+    (pickle.dumps({"segments": [], "device_traces": [[Shell(Path("/nonexistent/x"))]]}),
      r"not a memory snapshot: it contains objects \((os|posix|nt)\.system\)"),
     (pickle.dumps({"segments": [Path("x")]}), r"it contains objects \(pathlib\.\w*Path\)"),
     (pickle.dumps(tiny().snapshot())[:-300], "truncated snapshot"),
@@ -164,3 +172,48 @@ def test_real_snapshots_lower_bound_is_peak_live_and_reserved_is_segments(name):
     assert trace.peak_allocated_bytes <= trace.peak_reserved_bytes
     plan = planner.plan(graph, conflicts="serial")
     assert planner.verify(graph, plan).ok
+
+
+def test_plan_command_prints_the_allocator_beside_the_static_plan(capsys):
+    assert main(["plan", str(TINY_SNAPSHOT)]) == 0
+    out = capsys.readouterr().out
+    assert "lower bound             11,264  (serial model)" in out
+    assert "PyTorch caching allocator, device 0" in out
+    assert "reserved peak           14,336" in out
+    assert "peak live               11,264  (the serial lower bound)" in out
+    slab = int(next(line for line in out.splitlines() if line.startswith("slab bytes"))
+               .split()[2].replace(",", ""))
+    assert f"plan saves     {14336 - slab:>15,}" in out
+
+
+def test_plan_json_adds_the_allocator(capsys):
+    assert main(["plan", str(TINY_SNAPSHOT), "--json", "--device", "0",
+                 "--algorithm", "search", "--budget", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["allocator"] == {"peak_reserved_bytes": 14336, "peak_allocated_bytes": 11264,
+                                 "device": 0}
+    assert data["conflicts"] == "serial" and data["lower_bound_bytes"] == 11264
+    assert data["slab_bytes"] == 11264  # this small trace packs to its bound
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--device", "1"], "device 1 has no trace; devices with one: 0"),
+    (["--device", "0", "--order", "nope"], "unknown buffer 'nope'"),
+])
+def test_plan_command_rejects_bad_devices_and_names(capsys, args, message):
+    assert main(["plan", str(TINY_SNAPSHOT), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_plan_command_refuses_hostile_pickles_with_exit_2(tmp_path, capsys):
+    path, marker = tmp_path / "evil.pickle", tmp_path / "owned"
+    path.write_bytes(pickle.dumps(Shell(marker)))
+    assert main(["plan", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert "not a memory snapshot: it contains objects (" in captured.err
+    assert captured.out == "" and not marker.exists()
+
+
+def test_device_option_is_for_snapshots_only(capsys):
+    assert main(["plan", str(RELU_UNFUSED), "--device", "0"]) == 2
+    assert "--device applies only to PyTorch memory snapshots" in capsys.readouterr().err

@@ -1,0 +1,213 @@
+"""PyTorch memory snapshots: what the caching allocator reserved against a static plan, and how
+fast and lean big snapshots load.
+
+Run: .venv/bin/python bench/snapshots.py [--budget S] [--synthetic EVENTS] [FILE.pickle ...]
+
+Table 1, for each snapshot (default: every .pickle in ../shared/snapshots/): buffers, events,
+the allocator's peak reserved bytes, its peak live bytes (the serial lower bound), the static
+plan `search` finds within --budget seconds (default 10), the plan's gap over the bound, its
+time, and what the plan saves against the allocator's reservation.
+
+Table 2, with --synthetic EVENTS: a synthetic snapshot of that many events (allocs and frees of
+a training-like workload, every frame a distinct long C++ name, like real stacks) is written to
+a temporary file and loaded in fresh processes: unpickled streamed from the file (as
+`planner.load_snapshot` does), unpickled the naive way (the whole file read into bytes first),
+and loaded into a graph; load time, and peak Python memory (tracemalloc) against the file's
+size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import planner  # noqa: E402
+from planner.torch_snapshot import load_snapshot  # noqa: E402
+
+DEFAULT_SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "snapshots"
+
+
+def plan_row(path: Path, budget: float) -> dict:
+    """The allocator's numbers and the static plan's for the snapshot at `path`."""
+    began = time.perf_counter()
+    graph = load_snapshot(path)
+    loaded = time.perf_counter() - began
+    trace = graph.allocator
+    bound = planner.lower_bound(graph, "serial").bytes
+    began = time.perf_counter()
+    result = planner.plan(graph, algorithm="search", conflicts="serial", budget=budget)
+    took = time.perf_counter() - began
+    if not planner.verify(graph, result).ok:
+        raise SystemExit(f"{path.name}: the search plan does not verify")
+    return {"name": path.stem, "buffers": len(graph.buffers), "steps": len(graph.nodes),
+            "load_s": loaded, "reserved": trace.peak_reserved_bytes,
+            "live": trace.peak_allocated_bytes, "bound": bound, "plan": result.slab_bytes,
+            "plan_s": took}
+
+
+def print_plan_table(paths: list[Path], budget: float) -> None:
+    header = ("snapshot", "buffers", "load", "reserved", "peak live = bound", "static plan",
+              "gap", "search", "saving vs reserved")
+    rows = []
+    for path in paths:
+        r = plan_row(path, budget)
+        saving = r["reserved"] - r["plan"]
+        rows.append((r["name"], f"{r['buffers']:,}", f"{r['load_s']:.2f} s", f"{r['reserved']:,}",
+                     f"{r['live']:,}" + ("" if r["live"] == r["bound"] else f" (bound {r['bound']:,})"),
+                     f"{r['plan']:,}", f"{r['plan'] / r['bound'] - 1:.3%}", f"{r['plan_s']:.1f} s",
+                     f"{saving:,} ({saving / r['reserved']:.1%})"))
+    print_table(header, rows)
+
+
+def print_table(header, rows) -> None:
+    widths = [max(len(str(row[c])) for row in [header, *rows]) for c in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(str(cell).ljust(w) if c == 0 else str(cell).rjust(w)
+                        for c, (cell, w) in enumerate(zip(row, widths))))
+
+
+def synthetic_snapshot(events: int, seed: int = 0) -> dict:
+    """A consistent snapshot of about `events` trace events on one device.
+
+    Layers allocate activations that live until a matching backward step frees them, with
+    short-lived temporaries in between; 200 weights were allocated before recording. Every
+    segment is made before recording (no segment events), so reserved bytes are the segments.
+    """
+    rng = random.Random(seed)
+    trace, live, stack = [], {}, []
+    address, time_us = 1 << 32, 0
+
+    def frames(i: int) -> list:
+        # Real stacks hold a few Python frames and dozens of long, templated C++ frames.
+        cpp = [{"filename": "??", "line": 0,
+                "name": f"at::native::kernel_{i}_{k}<" + "c10::ArrayRef<long>, " * 12 + ">"}
+               for k in range(6)]
+        return [{"filename": f"/src/model_{i % 50}.py", "line": i % 997, "name": "forward"},
+                *cpp, {"filename": "/src/train.py", "line": 40, "name": "<module>"}]
+
+    def event(action: str, addr: int, size: int, stack_frames) -> None:
+        nonlocal time_us
+        time_us += rng.randint(1, 20)
+        trace.append({"action": action, "addr": addr, "size": size, "stream": 0,
+                      "time_us": time_us, "frames": stack_frames})
+
+    weights = []
+    for _ in range(200):
+        weights.append((address, 512 * rng.randint(1, 2048)))
+        address += 1 << 24
+    i = 0
+    while len(trace) < events:
+        i += 1
+        if stack and (rng.random() < 0.45 or len(stack) > 400):
+            addr = stack.pop()
+            size = live.pop(addr)
+            event("free_requested", addr, size, [])
+            event("free_completed", addr, size, [])
+            continue
+        size = 512 * rng.randint(1, 8192)
+        event("alloc", address, size, frames(i))
+        live[address] = size
+        stack.append(address)
+        if rng.random() < 0.5:  # a temporary freed at once
+            event("free_requested", address, size, [])
+            event("free_completed", address, size, [])
+            stack.pop()
+            live.pop(address)
+        address += 1 << 24
+    blocks = [(a, s) for a, s in weights] + list(live.items())
+    segments = [{"device": 0, "address": a, "total_size": 1 << 24, "stream": 0,
+                 "blocks": [{"address": a, "size": s, "requested_size": s,
+                             "state": "active_allocated", "frames": []},
+                            {"address": a + s, "size": (1 << 24) - s, "requested_size": 0,
+                             "state": "inactive", "frames": []}]}
+                for a, s in blocks]
+    return {"segments": segments, "device_traces": [trace], "allocator_settings": {},
+            "external_annotations": []}
+
+
+# Each loader runs in a fresh process, timed once untraced, then once under tracemalloc, whose
+# peak counts every Python allocation: the file's bytes too, when a loader holds them.
+LOADER = """
+import io, sys, time, tracemalloc
+from pathlib import Path
+import planner.torch_snapshot
+from planner.torch_snapshot import _BuiltinsOnly
+
+def streamed(path):
+    return planner.torch_snapshot.read_snapshot(path)
+
+def graph(path):
+    return planner.torch_snapshot.load_snapshot(path)
+
+def naive(path):
+    return _BuiltinsOnly(io.BytesIO(Path(path).read_bytes())).load()
+
+load = globals()[sys.argv[2]]
+if sys.argv[3] == "memory":
+    tracemalloc.start()
+    load(sys.argv[1])
+    print(tracemalloc.get_traced_memory()[1])
+else:
+    began = time.perf_counter()
+    load(sys.argv[1])
+    print(time.perf_counter() - began)
+"""
+
+
+def measure(loader: str, path: Path, what: str) -> float:
+    """Seconds, or peak traced bytes, of `loader` ("streamed", "naive", "graph") on `path`."""
+    out = subprocess.run([sys.executable, "-c", LOADER, str(path), loader, what],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    return float(out.stdout)
+
+
+def print_load_table(events: int) -> None:
+    began = time.perf_counter()
+    data = synthetic_snapshot(events)
+    with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
+        pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        path = Path(handle.name)
+    events = len(data["device_traces"][0])
+    del data
+    print(f"synthetic snapshot: {events:,} events, {path.stat().st_size:,} bytes "
+          f"(written in {time.perf_counter() - began:.1f} s)")
+    try:
+        size = path.stat().st_size
+        rows = []
+        for label, loader in (("unpickle, streamed from the file (read_snapshot)", "streamed"),
+                              ("unpickle, the file read into bytes first", "naive"),
+                              ("load_snapshot: unpickle streamed, then the graph", "graph")):
+            seconds = measure(loader, path, "time")
+            peak = int(measure(loader, path, "memory"))
+            rows.append((label, f"{seconds:.2f} s", f"{peak:,}", f"{peak / size:.2f}"))
+        print_table(("load", "time", "peak Python memory", "peak / file size"), rows)
+    finally:
+        os.unlink(path)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--budget", type=float, default=10.0)
+    parser.add_argument("--synthetic", type=int, metavar="EVENTS")
+    args = parser.parse_args(argv)
+    paths = args.files or sorted(DEFAULT_SNAPSHOTS.glob("*.pickle"))
+    if paths:
+        print_plan_table(paths, args.budget)
+    if args.synthetic:
+        print()
+        print_load_table(args.synthetic)
+
+
+if __name__ == "__main__":
+    main()
