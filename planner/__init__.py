@@ -1,6 +1,7 @@
 """Slab planning: give every buffer of a compute graph a byte offset in one slab.
 
-Pure Python, no Qt and no GPU: `load`, `plan`, `lower_bound`, `verify`.
+Pure Python, no Qt and no GPU: `load` (or `load_snapshot` for a PyTorch memory snapshot),
+`plan`, `lower_bound`, `verify`.
 """
 
 from .api import ALGORITHMS, lower_bound, plan
@@ -13,12 +14,13 @@ from .graph_file import default_conflicts, graph_from_dict, load
 from .lower_bound import LowerBound
 from .plan import Placement, PlacementStep, Plan
 from .serial_model import SerialConflicts
+from .torch_snapshot import AllocatorTrace, load_snapshot
 from .verify import Verification, verify
 
 __all__ = [
-    "ALGORITHMS", "Buffer", "CONFLICT_MODELS", "CancelToken", "Cancelled", "CapacityError",
+    "ALGORITHMS", "AllocatorTrace", "Buffer", "CONFLICT_MODELS", "CancelToken", "Cancelled", "CapacityError",
     "ConflictModel", "DagConflicts", "Graph", "LowerBound", "NEVER", "Node", "Placement",
     "PlacementStep", "Plan", "PlanError", "SerialConflicts", "Verification", "align_up",
-    "conflict_model", "default_conflicts", "graph_from_dict", "load", "lower_bound", "plan",
-    "verify",
+    "conflict_model", "default_conflicts", "graph_from_dict", "load", "load_snapshot",
+    "lower_bound", "plan", "verify",
 ]
