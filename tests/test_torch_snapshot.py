@@ -217,3 +217,29 @@ def test_plan_command_refuses_hostile_pickles_with_exit_2(tmp_path, capsys):
 def test_device_option_is_for_snapshots_only(capsys):
     assert main(["plan", str(RELU_UNFUSED), "--device", "0"]) == 2
     assert "--device applies only to PyTorch memory snapshots" in capsys.readouterr().err
+
+
+def test_hover_text_shows_the_stack_address_and_stream():
+    from app.session import Session
+    from app.views.buffer_details import describe_buffer, describe_buffer_line
+
+    session = Session()
+    session.set_graph(planner.load(TINY_SNAPSHOT), TINY_SNAPSHOT)
+    text = describe_buffer(session, "model.py:118 forward #2").splitlines()
+    assert text[0] == "model.py:118 forward #2"
+    assert "PyTorch address: 0x20000" in text and "stream: 1" in text
+    assert text[-4:] == ["stack:", "  model.py:118 forward", "  train.py:7 <module>",
+                         "  … 2 C++ frames"]
+    assert "allocated: before recording began" in describe_buffer(session, "train.py:9 step #1")
+    line = describe_buffer_line(session, "model.py:118 forward #2")
+    assert "\n" not in line and line.endswith("from model.py:118 forward < train.py:7 <module> < …")
+
+
+def test_hover_text_of_other_graphs_has_no_allocator_facts():
+    from app.session import Session
+    from app.views.buffer_details import describe_buffer
+
+    session = Session()
+    session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
+    text = describe_buffer(session, "t0")
+    assert "stack" not in text and "PyTorch" not in text

@@ -8,6 +8,8 @@ from planner.bitset import members
 from app.views.byte_axis import format_bytes
 
 LISTED_NAMES = 6  # longer lists of uses or conflicts end in "and N more"
+STACK_LINES = 12  # the hover text lists this many frames of a snapshot's stack
+STACK_INLINE = 2  # the one-line status shows this many
 
 
 def conflicting_buffers(session, name: str) -> list[str]:
@@ -27,17 +29,48 @@ def buffer_facts(session, name: str) -> list[tuple[str, str]]:
                   ("offset", f"{placement.offset:,}..{placement.end:,}")]
     facts += [("uses", _listed(buffer.uses)),
               ("conflicts", _listed(conflicting_buffers(session, name)))]
+    return facts + allocator_facts(session.graph, name)
+
+
+def allocator_facts(graph, name: str) -> list[tuple[str, str]]:
+    """For a buffer read from a PyTorch snapshot: where the allocator put it, its stream, and
+    whether it was allocated before recording began; nothing for other graphs."""
+    trace = graph.allocator
+    if trace is None or name not in trace.addresses:
+        return []
+    facts = [("PyTorch address", f"{trace.addresses[name]:#x}"),
+             ("stream", str(trace.streams[name]))]
+    if name in trace.before_recording:
+        facts.append(("allocated", "before recording began"))
     return facts
 
 
+def stack_frames(graph, name: str) -> tuple[str, ...]:
+    """The stack that allocated buffer `name` of a PyTorch snapshot: Python frames (`file:line
+    function`, innermost first), then its C++ frames folded into one entry; () otherwise."""
+    return () if graph.allocator is None else graph.allocator.stacks.get(name, ())
+
+
 def describe_buffer(session, name: str) -> str:
-    """Buffer `name` and its facts, one a line (the tooltip)."""
-    return "\n".join([name] + [f"{label}: {value}" for label, value in buffer_facts(session, name)])
+    """Buffer `name` and its facts, one a line, then its stack if it has one (the tooltip)."""
+    lines = [name] + [f"{label}: {value}" for label, value in buffer_facts(session, name)]
+    frames = stack_frames(session.graph, name)
+    if frames:
+        lines.append("stack:")
+        lines += [f"  {frame}" for frame in frames[:STACK_LINES]]
+        if len(frames) > STACK_LINES:
+            lines.append(f"  and {len(frames) - STACK_LINES} more")
+    return "\n".join(lines)
 
 
 def describe_buffer_line(session, name: str) -> str:
-    """Buffer `name` and its facts on one line (the status line under a view)."""
-    return "  ·  ".join([name] + [f"{label} {value}" for label, value in buffer_facts(session, name)])
+    """Buffer `name` and its facts on one line, with its innermost frames (the status line)."""
+    facts = buffer_facts(session, name)
+    frames = stack_frames(session.graph, name)
+    if frames:
+        facts.append(("from", " < ".join(frames[:STACK_INLINE])
+                      + (" < …" if len(frames) > STACK_INLINE else "")))
+    return "  ·  ".join([name] + [f"{label} {value}" for label, value in facts])
 
 
 def _listed(names) -> str:
