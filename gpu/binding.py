@@ -19,7 +19,7 @@ import numpy as np
 from planner import Graph, Node, Plan, PlanError
 
 from .backends import COMPUTE_DTYPES
-from .ops import OPS, OpSpec, op_spec
+from .ops import OPS, OpSpec, check_attributes, op_spec
 
 # Scratch pieces carved from a workspace start on this boundary (a cache line, and any dtype's).
 SCRATCH_ALIGNMENT = 64
@@ -48,12 +48,15 @@ def scratch_bytes(op: str, in_shapes, dtype: str) -> int:
 def check_executable(graph: Graph) -> None:
     """Raise `PlanError` naming the first node or buffer that keeps `graph` from executing.
 
-    Every node needs a known op with the right operand counts; operands need a shape and a
-    dtype the runner computes in; shapes must agree; scratch must fit the node's workspace.
+    Every node needs a known op with the right operand counts and attributes; operands need a
+    shape and a dtype the runner computes in; shapes must agree; scratch must fit the node's
+    workspace; every buffer a node reads must be written by another node (an upload, or an op),
+    or the run would compute on uninitialised memory.
     """
     index = graph.buffer_index
     for node in graph.nodes:
         spec = op_spec(node)
+        check_attributes(node)
         for role, names, (low, high) in (("inputs", node.inputs, spec.inputs),
                                          ("outputs", node.outputs, spec.outputs)):
             if not low <= len(names) <= high:
@@ -81,6 +84,21 @@ def check_executable(graph: Graph) -> None:
             if have < need:
                 raise PlanError(f"node {node.name!r} ({node.op}) needs a workspace buffer of at "
                                 f"least {need:,} bytes for its scratch, has {have:,}")
+    _check_initialised(graph)
+
+
+def _check_initialised(graph: Graph) -> None:
+    """Every buffer a node reads is written by another node, or the run reads garbage."""
+    writers: dict[str, set[str]] = {}
+    for node in graph.nodes:
+        for name in node.outputs:
+            writers.setdefault(name, set()).add(node.name)
+    for node in graph.nodes:
+        for name in node.inputs:
+            if not writers.get(name, set()) - {node.name}:
+                raise PlanError(f"node {node.name!r} reads buffer {name!r}, which no other node "
+                                f"writes: it would read uninitialised memory (upload it, or "
+                                f"have a node compute it)")
 
 
 @dataclass

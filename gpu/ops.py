@@ -38,6 +38,40 @@ def _elements(shape: Shape) -> int:
     return math.prod(shape)
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# Each op's attributes and what their values must be; any other attribute is refused.
+ATTRIBUTES: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
+    "matmul": {"scale": (_is_number, "a finite number"),
+               "transpose_b": (lambda v: isinstance(v, bool), "true or false")},
+    "layernorm": {"eps": (lambda v: _is_number(v) and v > 0, "a positive finite number")},
+}
+
+
+def check_attributes(node) -> None:
+    """Raise `PlanError` naming an attribute `node`'s op does not take or a value of the wrong
+    kind (a string `scale` would reach the kernel as text)."""
+    known = ATTRIBUTES.get(node.op, {})
+    for key, value in node.attrs.items():
+        if key not in known:
+            takes = ", ".join(known) or "none"
+            raise PlanError(f"node {node.name!r} ({node.op}): unknown attribute {key!r} "
+                            f"(takes: {takes})")
+        valid, want = known[key]
+        if not valid(value):
+            raise PlanError(f"node {node.name!r} ({node.op}): attribute {key!r} must be {want}, "
+                            f"got {value!r:.60}")
+
+
+def _rows_nonempty(node, shape: Shape) -> None:
+    """Ops that reduce over the last axis need one, and it must not be empty."""
+    if len(shape) == 0 or shape[-1] == 0:
+        raise PlanError(f"node {node.name!r} ({node.op}): needs at least one dimension and a "
+                        f"non-empty last one, got shape {list(shape)}")
+
+
 def _same_shape(node, ins, outs):
     shapes = {tuple(s) for s in ins} | {tuple(s) for s in outs}
     if len(shapes) > 1:
@@ -64,6 +98,9 @@ def _check_matmul(node, ins, outs):
 
 
 def _check_bias(node, ins, outs, at: int = 1):
+    if len(outs[0]) == 0:
+        raise PlanError(f"node {node.name!r} ({node.op}): a bias needs an output of at least "
+                        f"one dimension, got shape []")
     if len(ins[at]) != 1 or ins[at][0] != outs[0][-1]:
         raise PlanError(f"node {node.name!r} ({node.op}): bias {list(ins[at])} should be "
                         f"[{outs[0][-1]}]")
@@ -79,8 +116,14 @@ def _check_fused(node, ins, outs):
     _check_bias(node, ins, outs, at=2)
 
 
+def _check_softmax(node, ins, outs):
+    _same_shape(node, ins, outs)
+    _rows_nonempty(node, outs[0])
+
+
 def _check_layernorm(node, ins, outs):
     _same_shape(node, ins[:1], outs)
+    _rows_nonempty(node, outs[0])
     for extra in ins[1:]:
         if tuple(extra) != (outs[0][-1],):
             raise PlanError(f"node {node.name!r} (layernorm): scale/shift {list(extra)} should "
@@ -195,7 +238,7 @@ OPS: dict[str, OpSpec] = {spec.name: spec for spec in (
     OpSpec("relu", (1, 1), (1, 1), _same_shape, _relu, _per_element(1)),
     # 9 arithmetic steps per element, tanh counted as one
     OpSpec("gelu", (1, 1), (1, 1), _same_shape, _gelu, _per_element(9)),
-    OpSpec("softmax", (1, 1), (1, 1), _same_shape, _softmax, _per_element(5),
+    OpSpec("softmax", (1, 1), (1, 1), _check_softmax, _softmax, _per_element(5),
            scratch=lambda ins: (_rows(ins[0]),)),
     OpSpec("layernorm", (1, 3), (1, 1), _check_layernorm, _layernorm, _layernorm_flops,
            scratch=lambda ins: (tuple(ins[0]), _rows(ins[0]), _rows(ins[0]))),

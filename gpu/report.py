@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 PHASES = ("graph_compile", "search", "prepare", "execute")
@@ -144,12 +145,24 @@ class RunReport:
         return self.one_time_seconds / self.repeats
 
     def to_dict(self) -> dict:
-        """The report as JSON-ready data, with the derived figures included."""
+        """The report as JSON-ready data, with the derived figures included; a NaN or infinite
+        figure (a difference against a NaN output) becomes None, since JSON has no such number."""
         data = asdict(self)
         data.update(phases_seconds=self.phases_seconds, execute_seconds=self.execute_seconds,
                     one_time_seconds=self.one_time_seconds,
                     amortised_seconds=self.amortised_seconds)
-        return data
+        return _finite(data)
+
+
+def _finite(value):
+    """`value` with every NaN or infinite float, however deeply nested, replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def seconds_text(seconds: float) -> str:

@@ -19,15 +19,31 @@ def tolerance_for(dtype) -> float:
     return 1e-2 if np.dtype(dtype).itemsize <= 2 else 1e-4
 
 
-def _max_abs_diff(actual: np.ndarray, expected: np.ndarray) -> float:
+def max_abs_diff(actual: np.ndarray, expected: np.ndarray) -> float:
+    """The largest absolute difference; infinite where one side is NaN or infinite and the
+    other is not the same value (NaN - x is NaN, which no comparison with a tolerance catches)."""
     if actual.size == 0:
         return 0.0
-    return float(np.max(np.abs(actual.astype(np.float64) - expected.astype(np.float64))))
+    a, e = actual.astype(np.float64), expected.astype(np.float64)
+    finite = np.isfinite(a) & np.isfinite(e)
+    same = (a == e) | (np.isnan(a) & np.isnan(e))
+    if not np.all(finite | same):
+        return float("inf")
+    return float(np.max(np.abs(np.where(finite, a - e, 0.0))))
 
 
 def _limit(expected: np.ndarray) -> float:
-    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    finite = expected[np.isfinite(expected)]  # an infinite scale would excuse any difference
+    scale = float(np.max(np.abs(finite))) if finite.size else 0.0
     return tolerance_for(expected.dtype) * (1.0 + scale)
+
+
+def output_diff(produced: np.ndarray, expected: np.ndarray) -> float:
+    """`max_abs_diff` of a read-back output, infinite when either side holds any NaN or
+    infinity: such a result cannot be checked, even where the reference shows the same."""
+    if not (np.all(np.isfinite(produced)) and np.all(np.isfinite(expected))):
+        return float("inf")
+    return max_abs_diff(produced, expected)
 
 
 def reference_run(backend, graph: Graph, staging: Staging, cancel=None):
@@ -61,7 +77,7 @@ def verify_run(backend, graph: Graph, plan: Plan | None, binding, steps, staging
     expected, reads = reference_run(backend, graph, staging.fresh_outputs(), cancel)
     worst, differing, limit = 0.0, [], 0.0
     for name, want in expected.items():
-        diff = _max_abs_diff(produced[name], want)
+        diff = output_diff(produced[name], want)
         worst = max(worst, diff)
         limit = max(limit, _limit(want))
         if diff > _limit(want):
@@ -73,7 +89,7 @@ def verify_run(backend, graph: Graph, plan: Plan | None, binding, steps, staging
         for name in dict.fromkeys(step.node.inputs):
             want = reads[(step.node.name, name)]
             have = backend.to_host(binding.views[name])
-            diff = _max_abs_diff(have, want)
+            diff = max_abs_diff(have, want)
             if diff > _limit(want):
                 clobbered.append(Clobbered(name, step.node.name, diff))
                 backend.upload(binding.views[name], want)
