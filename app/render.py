@@ -1,4 +1,5 @@
-"""Headless rendering: build any view (or the whole window) offscreen over a session and write a PNG."""
+"""Headless rendering: build any view (or the whole window) offscreen over a session and write a
+PNG, an SVG or both. Views are drawn in their export mode: no buttons, hints or pointer emphasis."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QSize, Qt, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.views.png_export import render_png
+from app.views.png_export import render_png, render_svg
 from planner import PlanError
 
 VIEWS = ("slab", "map", "dag", "timeline", "window")
@@ -37,18 +38,23 @@ def build_view(session, view: str) -> QWidget:
     raise PlanError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 
 
-def export_view(session, view: str, path, scale: float = 1.0, size: QSize | None = None) -> Path:
-    """Build `view` over `session` offscreen at `size` (logical pixels) and write it to `path`.
+def export_view(session, view: str, path=None, scale: float = 1.0, size: QSize | None = None,
+                svg=None) -> Path:
+    """Build `view` over `session` offscreen at `size` (logical pixels) and write it to the PNG
+    `path` and/or the SVG `svg`; returns the PNG's path (the SVG's when there is no PNG).
 
     Needs a QApplication; the widget is laid out and drawn without appearing on any screen.
     """
+    if path is None and svg is None:
+        raise PlanError("nothing to write: give a PNG or an SVG path")
     widget = build_view(session, view)
     try:
         widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
         widget.resize(size or DEFAULT_SIZES[view])
         widget.show()
         _settle(widget)
-        return render_png(widget, path, scale)
+        written = render_svg(widget, svg) if svg is not None else None
+        return render_png(widget, path, scale) if path is not None else written
     finally:
         widget.close()
         widget.deleteLater()

@@ -91,12 +91,18 @@ def test_cli_export_honours_order_and_map_view(qapp, tmp_path):
     (["--scale", "0"], "--scale must be positive"),
     (["--order", "nope"], "unknown buffer 'nope'"),
     (["--width", "-3"], "--width must be positive"),
-    (["--algorithm", "magic"], "unknown algorithm"),
 ])
 def test_cli_export_reports_bad_arguments_in_one_line(qapp, tmp_path, capsys, extra, message):
     assert main(["export", str(RELU_UNFUSED), "--png", str(tmp_path / "x.png"), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_cli_export_offers_the_planners_algorithms(qapp, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["export", str(RELU_UNFUSED), "--png", str(tmp_path / "x.png"), "--algorithm", "magic"])
+    assert stopped.value.code == 2
+    assert "invalid choice: 'magic'" in capsys.readouterr().err
 
 
 def test_cli_export_says_when_it_cannot_write(qapp, tmp_path, capsys):
@@ -135,3 +141,36 @@ def test_cli_export_run_needs_an_executable_graph(qapp, tmp_path, capsys):
     assert main(["export", str(diamond), "--png", str(tmp_path / "t.png"), "--view", "timeline",
                  "--run"]) == 2
     assert "has no op" in capsys.readouterr().err
+
+
+def test_timeline_without_a_run_is_refused(qapp, tmp_path, capsys):
+    assert main(["export", str(RELU_UNFUSED), "--png", str(tmp_path / "t.png"),
+                 "--view", "timeline"]) == 2
+    assert "add --run" in capsys.readouterr().err
+    assert not (tmp_path / "t.png").exists()
+
+
+def test_svg_is_written_beside_the_png(qapp, tmp_path):
+    png, svg = tmp_path / "map.png", tmp_path / "map.svg"
+    assert main(["export", str(RELU_UNFUSED), "--view", "map", "--png", str(png),
+                 "--svg", str(svg)]) == 0
+    assert not QImage(str(png)).isNull()
+    text = svg.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") and "<svg" in text and "</svg>" in text
+
+
+def test_exports_leave_out_controls_hints_and_pointer_state(qtbot, tmp_path):
+    from app.views.png_export import export_mode
+
+    session = relu_session()
+    view = SlabView(session)
+    qtbot.addWidget(view)
+    view.resize(640, 300)
+    view.show()
+    session.hover_buffer("t0")
+    session.select_buffers(["x"])
+    assert view.layer.outlined()
+    with export_mode(view):
+        assert not view.controls.isVisible() and not view.details.isVisible()
+        assert view.layer.outlined() == {}
+    assert view.controls.isVisible() and set(view.layer.outlined()) == {"t0", "x"}

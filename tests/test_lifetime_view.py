@@ -10,7 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 import planner  # noqa: E402
-from app.views.lifetime_view import LifetimeView, buffer_lifetimes, dag_layers  # noqa: E402
+from app.views.lifetime_view import HOVER_HINT, LifetimeView, buffer_lifetimes, dag_layers  # noqa: E402
 from app.views.palette import ANCESTOR, DESCENDANT  # noqa: E402
 from app.session import Session  # noqa: E402
 from tests.examples import DIAMOND, RELU_UNFUSED  # noqa: E402
@@ -50,7 +50,8 @@ def test_the_peak_is_marked_at_the_slab_size_over_the_buffer_that_reaches_it(qtb
     session, view = make_view(qtbot)
     assert view.peak_line.isVisible()
     assert view.peak_line.value() == session.plan.slab_bytes == 1_196_288
-    assert "t0" in view.peak_line.label.toPlainText()
+    assert "reached by t0" in view.summary.text()
+    assert [text for _, text in view.mark_labels()] == ["peak 1.14 MiB"]  # the bound is equal
     xs, ys = view.peak_marker.getData()
     assert list(ys) == [1_196_288]
     assert view.layer.rect_of("t0").left() < xs[0] < view.layer.rect_of("t0").right()
@@ -59,7 +60,7 @@ def test_the_peak_is_marked_at_the_slab_size_over_the_buffer_that_reaches_it(qtb
 def test_the_lower_bound_line_follows_the_planner(qtbot, monkeypatch):
     calls = []
 
-    def fake_lower_bound(graph, conflicts="dag"):
+    def fake_lower_bound(graph, conflicts="dag", cancel=None):
         calls.append(conflicts)
         return SimpleNamespace(bytes=1_000_000, witness=("x",), conflicts=conflicts)
 
@@ -67,7 +68,7 @@ def test_the_lower_bound_line_follows_the_planner(qtbot, monkeypatch):
     session, view = make_view(qtbot)
     assert view.lower_bound_line.isVisible()
     assert view.lower_bound_line.value() == 1_000_000
-    assert "lower bound" in view.lower_bound_line.label.toPlainText()
+    assert view.mark_labels() == [(1_196_288.0, "peak 1.14 MiB"), (1_000_000.0, "bound 977 KiB")]
     assert "above the bound" in view.summary.text()
     session.set_order(["t1", "y"])
     assert calls == ["dag"]  # computed once per graph and conflict model
@@ -101,6 +102,17 @@ def test_hover_and_node_highlight(qtbot):
     outlined = view.layer.outlined()
     assert outlined == {"t0": ANCESTOR, "b": ANCESTOR, "t1": DESCENDANT}
     assert [(lo, hi) for lo, hi, _c, _t in view.layer._bands] == [(2, 3)]
+
+
+def test_the_detail_line_follows_the_plan_and_the_file(qtbot):
+    session, view = make_view(qtbot)
+    view.hover_at(2.5, 100)
+    session.hover_buffer(None)  # the line stays readable after the pointer leaves ...
+    assert view.details.text().startswith("t1")
+    session.set_order(["y", "t1"])  # ... and gives the new offset after a reorder
+    assert f"offset {session.plan.by_name['t1'].offset:,}.." in view.details.text()
+    session.set_graph(planner.load(DIAMOND), DIAMOND)  # another file: back to the hint
+    assert view.details.text() == HOVER_HINT
 
 
 def test_keys_zoom_both_axes(qtbot):

@@ -1,4 +1,5 @@
-"""`slabscope export FILE --png OUT`: draw a view of a plan to PNG, no display needed."""
+"""`slabscope export FILE --png OUT [--svg OUT]`: draw a view of a plan to PNG and/or SVG, no
+display needed. The timeline shows a run, so `--view timeline` needs `--run`."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from app.render import VIEWS
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope export`."""
     parser.add_argument("file", help="graph file (.json, .onnx or MiniMalloc .csv)")
-    parser.add_argument("--png", required=True, metavar="OUT", help="PNG file to write")
+    parser.add_argument("--png", metavar="OUT", help="PNG file to write")
+    parser.add_argument("--svg", metavar="OUT", help="SVG file to write (beside or instead of the PNG)")
     parser.add_argument("--view", choices=VIEWS, default="slab",
                         help="what to draw: slab bar, lifetime map, DAG, timeline or the whole "
                              "window (default: slab)")
@@ -33,7 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    """Plan the file, draw the chosen view offscreen and write the PNG; errors raise PlanError."""
+    """Plan the file, draw the chosen view offscreen and write the PNG and/or SVG; errors raise
+    PlanError."""
+    if args.png is None and args.svg is None:
+        raise planner.PlanError("give --png OUT, --svg OUT or both")
+    if args.view == "timeline" and not args.run:
+        raise planner.PlanError("the timeline shows a measured run: add --run to execute the "
+                                "plan first")
     graph = planner.load(args.file)
     order = split_order(args.order)
     conflicts = conflicts_for(args, graph)
@@ -67,9 +75,12 @@ def run(args) -> int:
                                      capacity=args.capacity))
     default = DEFAULT_SIZES[args.view]
     size = QSize(args.width or default.width(), args.height or default.height())
-    path = export_view(session, args.view, args.png, args.scale, size)
+    export_view(session, args.view, args.png, args.scale, size, svg=args.svg)
     app.processEvents()
-    # The view may need more room than asked for; report the pixels actually written.
-    written = QImageReader(str(path)).size()
-    print(f"wrote {path} ({written.width()} x {written.height()} pixels, {args.view} view)")
+    if args.png is not None:
+        # The view may need more room than asked for; report the pixels actually written.
+        written = QImageReader(str(args.png)).size()
+        print(f"wrote {args.png} ({written.width()} x {written.height()} pixels, {args.view} view)")
+    if args.svg is not None:
+        print(f"wrote {args.svg} ({size.width()} x {size.height()} SVG, {args.view} view)")
     return 0

@@ -15,14 +15,18 @@ from app.views.buffer_details import describe_buffer, describe_buffer_line
 from app.views.buffer_emphasis import buffers_by_node, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from app.views.kind_legend import KindLegend
+from app.views.outline_legend import OutlineLegend
 from app.views.palette import ANCESTOR, buffer_color
+from app.views.range_zoom import RangeZoomViewBox
 from app.views.rect_layer import RectLayer
 from app.views.view_keys import zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
 PEAK_COLOR = QColor("#B00020")
 BOUND_COLOR = QColor("#1B7F3B")
-HOVER_HINT = "Point at a box for its bytes, offset, uses and conflicts; click to select."
+HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
+              "Drag across a region to zoom into it, Shift+drag pans, double-click shows all.")
+MERGE_MARKS = 0.04          # of the visible bytes: closer than this, peak and bound share one label
 
 
 def dag_layers(graph) -> list[int]:
@@ -74,25 +78,35 @@ class LifetimeView(QWidget):
         self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)
         self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
 
-        self.plot_widget = pg.PlotWidget(background="w", axisItems={"left": ByteAxis("left"),
-                                                                    "bottom": StepAxis("bottom")})
+        self.outline_legend = OutlineLegend()
+        self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
+                                         axisItems={"left": ByteAxis("left"),
+                                                    "bottom": StepAxis("bottom")})
         self.plot_widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.plot_widget.installEventFilter(self)
         plot = self.plot_widget.getPlotItem()
         plot.setLabel("left", "offset")
         # Room for the widest tick ('1,000 KiB') beside the axis title, so neither is clipped.
         plot.getAxis("left").setWidth(self.fontMetrics().horizontalAdvance("1,000.0 KiB") + 28)
+        # The peak and the bound are named in the right margin, never over the boxes.
+        plot.showAxis("right")
+        self.marks_axis = plot.getAxis("right")
+        self.marks_axis.setTicks([[]])
+        self.marks_axis.setStyle(tickLength=6)
         plot.hideButtons()
         self.view_box = plot.getViewBox()
-        self.view_box.setDefaultPadding(0.06)  # room for the peak label above the top box
+        self.view_box.setDefaultPadding(0.03)
+        self.view_box.sigYRangeChanged.connect(self._label_marks)
+        self._exporting = False
+        self._described: str | None = None
+        self._marks: list[tuple[float, str]] = []
+        self._peak_text = ""
         self.layer = RectLayer()
         self.layer.on_hover = session.hover_buffer
         self.layer.on_click = self._clicked
         plot.addItem(self.layer)
-        # Peak label above its line at the left, bound label below its line at the right: both
-        # stay readable when the plan meets the bound and the lines coincide.
-        self.peak_line = self._line(PEAK_COLOR, 0.02, (0, 1))
-        self.lower_bound_line = self._line(BOUND_COLOR, 0.98, (1, 0))
+        self.peak_line = self._line(PEAK_COLOR)
+        self.lower_bound_line = self._line(BOUND_COLOR)
         self.peak_marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(PEAK_COLOR),
                                               pen=pg.mkPen(None))
         plot.addItem(self.peak_marker, ignoreBounds=True)
@@ -103,6 +117,7 @@ class LifetimeView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.legend)
         layout.addWidget(self.plot_widget, 1)
+        layout.addWidget(self.outline_legend)
         layout.addWidget(self.details)
 
         session.sigGraphChanged.connect(self._graph_changed)
@@ -112,15 +127,37 @@ class LifetimeView(QWidget):
         session.sigSelectionChanged.connect(self._pointer_changed)
         self._graph_changed()
 
-    def _line(self, color: QColor, label_position: float, anchor) -> pg.InfiniteLine:
+    def _line(self, color: QColor) -> pg.InfiniteLine:
         line = pg.InfiniteLine(angle=0, movable=False,
-                               pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine),
-                               label="", labelOpts={"position": label_position, "color": color,
-                                                    "anchors": [anchor, anchor],
-                                                    "fill": (255, 255, 255, 210)})
+                               pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine))
         self.plot_widget.getPlotItem().addItem(line, ignoreBounds=True)
         line.hide()
         return line
+
+    def mark_labels(self) -> list[tuple[float, str]]:
+        """The (bytes, text) labels beside the peak and bound lines in the right margin."""
+        return list(self._marks)
+
+    def _label_marks(self, *_) -> None:
+        """Name the peak and the bound in the right margin: one label when they would touch."""
+        plan = self.session.plan
+        if plan is None or self.lower_bound is None or not self._names:
+            self._marks = []
+            self.marks_axis.setTicks([[]])
+            self.marks_axis.setWidth(8)
+            return
+        peak, bound = plan.slab_bytes, self.lower_bound.bytes
+        (_x0, _x1), (y0, y1) = self.view_box.viewRange()
+        if abs(peak - bound) <= MERGE_MARKS * max(y1 - y0, 1.0):
+            marks = [(float(peak), f"peak {format_bytes(peak)}" if peak == bound else
+                      f"peak {format_bytes(peak)} ≈ bound")]
+        else:
+            marks = [(float(peak), f"peak {format_bytes(peak)}"),
+                     (float(bound), f"bound {format_bytes(bound)}")]
+        self._marks = marks
+        self.marks_axis.setTicks([marks])
+        metrics = self.fontMetrics()
+        self.marks_axis.setWidth(max(metrics.horizontalAdvance(text) for _, text in marks) + 16)
 
     # --- session -------------------------------------------------------------------------
 
@@ -133,6 +170,8 @@ class LifetimeView(QWidget):
             if graph is not None else []
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
+        self._described = None  # nothing of the old graph may linger in the detail line
+        self.details.setText(HOVER_HINT)
         self._redraw()
         self.view_box.enableAutoRange()
 
@@ -143,6 +182,8 @@ class LifetimeView(QWidget):
             self.layer.set_rects([], [], [], [], [], [])
             for item in (self.peak_line, self.lower_bound_line, self.peak_marker):
                 item.hide()
+            self._label_marks()
+            self._describe_hovered()
             self.summary.setText(f"<span style='color:#B00020'>no plan: {self.session.plan_error}"
                                  "</span>" if self.session.plan_error else "no graph open")
             return
@@ -162,6 +203,7 @@ class LifetimeView(QWidget):
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)
         self._mark_peak(plan, x, width, y + height)
         self._mark_lower_bound(graph, plan)
+        self._label_marks()
         self._pointer_changed()
 
     def _node_steps(self, graph, step_name: str) -> dict[str, int]:
@@ -176,25 +218,23 @@ class LifetimeView(QWidget):
         reaching = np.flatnonzero(tops >= plan.slab_bytes)
         names = ", ".join(self._names[i] for i in reaching[:3])
         more = f" and {reaching.size - 3} more" if reaching.size > 3 else ""
-        self.peak_line.label.setFormat(
-            f"peak {format_bytes(plan.slab_bytes)} ({plan.slab_bytes:,} B): {names}{more}")
+        self._peak_text = f"reached by {names}{more}"
         self.peak_line.show()
-        self.peak_line.label.valueChanged()  # the label only refreshes while visible
         self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
                                  y=np.full(reaching.size, float(plan.slab_bytes)))
         self.peak_marker.show()
 
     def _mark_lower_bound(self, graph, plan) -> None:
         self.lower_bound = self.session.lower_bound()
-        peak = f"slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})"
         bound = self.lower_bound.bytes
         self.lower_bound_line.setValue(bound)
-        self.lower_bound_line.label.setFormat(f"lower bound {format_bytes(bound)} ({bound:,} B)")
         self.lower_bound_line.show()
-        self.lower_bound_line.label.valueChanged()
         over = (plan.slab_bytes - bound) / bound if bound else 0.0
-        self.summary.setText(f"<b>peak</b> {peak} &nbsp; <b>lower bound</b> {bound:,} B "
-                             f"&nbsp; the plan is {over:.1%} above the bound")
+        self.summary.setText(
+            f"<b><span style='color:{PEAK_COLOR.name()}'>peak</span></b> "
+            f"{plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}), {self._peak_text} &nbsp; "
+            f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> {bound:,} B "
+            f"({format_bytes(bound)}) &nbsp; the plan is {over:.1%} above the bound")
 
     # --- emphasis and pointer ------------------------------------------------------------
 
@@ -202,16 +242,28 @@ class LifetimeView(QWidget):
         if not self._names:
             return
         alpha, outlines = pointer_emphasis(self.session, self._names, self._node_roles)
+        if self._exporting:  # a picture shows the plan, not where the pointer was
+            alpha, outlines = np.full(len(self._names), 255.0), {}
         self.layer.set_emphasis(alpha=alpha, outlines=outlines)
-        node = self.session.hovered_node
+        node = None if self._exporting else self.session.hovered_node
         step = self._node_layer.get(node) if node is not None else None
         self.layer.set_bands([] if step is None else [(step, step + 1, ANCESTOR, node)])
-        name = self.session.hovered_buffer
-        if name is not None and name in self.layer.names:
-            self.details.setText(describe_buffer_line(self.session, name))
-            self.plot_widget.setToolTip(describe_buffer(self.session, name))
-        elif name is None:
-            self.plot_widget.setToolTip("")
+        self._describe_hovered()
+
+    def _describe_hovered(self) -> None:
+        """The detail line for the hovered buffer, or the last one hovered, from the plan on show;
+        the hint once that buffer is no longer in the plan."""
+        hovered = self.session.hovered_buffer
+        known = self.session.plan.by_name if self.session.plan is not None and self._names else {}
+        if hovered is not None and hovered in known:
+            self._described = hovered
+        self.plot_widget.setToolTip(describe_buffer(self.session, hovered)
+                                    if hovered in known else "")
+        if self._described in known:
+            self.details.setText(describe_buffer_line(self.session, self._described))
+        else:
+            self._described = None
+            self.details.setText(HOVER_HINT)
 
     def hover_at(self, step: float, offset: float) -> str | None:
         """Hover the point (`step`, byte `offset`) as the pointer would; returns the buffer there."""
@@ -221,6 +273,20 @@ class LifetimeView(QWidget):
 
     def _clicked(self, name: str | None, modifiers) -> None:
         self.session.pick_buffer(name, toggle=bool(modifiers & Qt.KeyboardModifier.ControlModifier))
+
+    def enter_export(self) -> None:
+        """Drop the hint, the outline key and pointer emphasis so a picture shows only the plan."""
+        self._exporting = True
+        self.details.hide()
+        self.outline_legend.hide()
+        self._pointer_changed()
+
+    def leave_export(self) -> None:
+        """Bring back what `enter_export` hid."""
+        self._exporting = False
+        self.details.show()
+        self.outline_legend.show()
+        self._pointer_changed()
 
     def eventFilter(self, watched, event) -> bool:
         """Keys pressed over the plot zoom and pan."""

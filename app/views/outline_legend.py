@@ -3,8 +3,9 @@ uses, the hovered and selected buffers, and (in the replay) the conflicts and th
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from app.views.buffer_emphasis import ROLE_COLORS, SELECTED
 from app.views.palette import CONFLICT_OUTLINE, HOVERED
@@ -15,20 +16,16 @@ POINTER_OUTLINES = (("read by the hovered node", ROLE_COLORS["read"]),
 REPLAY_OUTLINES = (("must avoid", CONFLICT_OUTLINE), ("being placed", QColor("#111111")))
 
 
-class OutlineLegend(QWidget):
-    """One hollow swatch and name per outline colour in `entries` ((text, colour) pairs)."""
+class OutlineLegend(QLabel):
+    """One hollow swatch and name per outline colour in `entries` ((text, colour) pairs), as
+    one wrapping line so that it never widens the view."""
 
     def __init__(self, entries=POINTER_OUTLINES, parent: QWidget | None = None):
         super().__init__(parent)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(4, 0, 4, 0)
-        layout.setSpacing(6)
-        layout.addWidget(QLabel("outlines:"))
         self.entries = tuple(entries)
-        for text, colour in self.entries:
-            swatch = QLabel()
-            swatch.setFixedSize(12, 12)
-            swatch.setStyleSheet(f"border: 2px solid {colour.name()}; background: white;")
-            layout.addWidget(swatch)
-            layout.addWidget(QLabel(text))
-        layout.addStretch(1)
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        swatches = " &nbsp; ".join(
+            f"<span style='color:{colour.name()}; font-weight:bold'>&#9634;</span>&nbsp;{text}"
+            for text, colour in self.entries)
+        self.setText(f"<span style='color:#555555'>outlines:</span> {swatches}")

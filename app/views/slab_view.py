@@ -9,8 +9,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox, QStyle,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QSpinBox,
+                               QStyle, QToolButton, QVBoxLayout, QWidget)
 
 from app.views.buffer_details import describe_buffer, describe_buffer_line
 from app.views.buffer_emphasis import buffers_by_node, pointer_emphasis
@@ -154,6 +154,8 @@ class SlabView(QWidget):
         layout.addLayout(top)
         self.controls = QWidget()
         self.controls.setLayout(self._build_controls())
+        # A narrow bar clips its replay controls rather than growing wider than asked for.
+        self.controls.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout.addWidget(self.controls)
         layout.addWidget(self.narration_label)
         layout.addWidget(self.plot_widget, 1)
@@ -207,9 +209,11 @@ class SlabView(QWidget):
         self.scrubber = QSlider(Qt.Orientation.Horizontal)
         self.scrubber.setToolTip("drag through the placement steps")
         self.scrubber.valueChanged.connect(self.animation.go_to)
+        self.scrubber.setMinimumWidth(60)
         row.addWidget(self.scrubber, 1)
-        row.addWidget(QLabel("go to step"))
         self.step_box = QSpinBox()
+        self.step_box.setPrefix("step ")
+        self.step_box.setToolTip("go to step: type its number")
         self.step_box.setKeyboardTracking(False)  # jump when the number is complete, not per digit
         self.step_box.valueChanged.connect(lambda v: self.animation.go_to(v - 1))
         row.addWidget(self.step_box)
@@ -226,7 +230,8 @@ class SlabView(QWidget):
         count = self.animation.step_count
         for widget in self.replay_widgets:
             widget.setEnabled(reason is None)
-        self.replay_note.setText("" if reason is None else "no placement trace")
+        self.replay_note.setText("no placement trace")
+        self.replay_note.setVisible(reason is not None)
         self.replay_note.setToolTip(reason or "")
         self.controls.setToolTip(reason or "")
         for widget in (self.scrubber, self.step_box):
