@@ -243,3 +243,17 @@ def test_hover_text_of_other_graphs_has_no_allocator_facts():
     session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
     text = describe_buffer(session, "t0")
     assert "stack" not in text and "PyTorch" not in text
+
+
+def test_inspector_name_tooltip_is_the_stack(qtbot):
+    from PySide6.QtCore import Qt
+
+    from app.session import Session
+    from app.views.inspector import COLUMNS, BufferTableModel
+
+    session = Session()
+    session.set_graph(planner.load(TINY_SNAPSHOT), TINY_SNAPSHOT)
+    model = BufferTableModel(session)
+    row = next(r for r in range(model.rowCount()) if model.buffer_name(r) == "(no Python frame) #1")
+    tip = model.data(model.index(row, COLUMNS.index("name")), Qt.ItemDataRole.ToolTipRole)
+    assert tip == "… 1 C++ frame"

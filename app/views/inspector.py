@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLay
                                QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
 
 import planner
+from app.views.buffer_details import stack_frames
 from app.views.request_list import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
@@ -94,6 +95,9 @@ class BufferTableModel(QAbstractTableModel):
             return str(value)
         if role == Qt.ItemDataRole.ToolTipRole and column in ("uses", "reuses"):
             return ", ".join(value) or None
+        if role == Qt.ItemDataRole.ToolTipRole and column == "name":
+            # A PyTorch snapshot's buffer: the stack that allocated it.
+            return "\n".join(stack_frames(self.session.graph, value)) or None
         if role == Qt.ItemDataRole.TextAlignmentRole and column in ("bytes", "reserved", "offset",
                                                                     "conflicts"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
