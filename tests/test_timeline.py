@@ -114,10 +114,15 @@ def test_timeline_shows_empty_state_then_a_report(qtbot, session):
 def test_timeline_rows_carry_measured_durations_and_shares(session):
     report = gpu.run(session.graph, backend="numpy", repeats=2, measure_memory=False)
     rows = timeline_rows(report)
-    assert [r[1] for r in rows[:4]] == [p.seconds for p in report.phases]
-    assert f"{report.phase('prepare').share:.1%}" in rows[2][2]
-    kernel_total = sum(r[1] for r in rows[4:])
-    assert kernel_total <= report.phase("execute").seconds
+    assert [r.seconds for r in rows[:4]] == [p.seconds for p in report.phases]
+    assert f"{report.phase('prepare').share:.1%}" in rows[2].note
+    # Phases end to end; the kernels of one execute start with execute and fit in one execute.
+    assert [r.start for r in rows[1:4]] == [r.end for r in rows[:3]]
+    kernels = rows[4:]
+    assert kernels[0].start == rows[3].start
+    assert all(b.start == a.end for a, b in zip(kernels, kernels[1:]))
+    assert kernels[-1].end - kernels[0].start <= report.execute_seconds * (1 + 1e-9)
+    assert all("per execute" in r.note for r in kernels)
 
 
 def test_timeline_names_the_clobbered_buffer(qtbot):

@@ -1,4 +1,5 @@
-"""The timeline panel: the last run's phases as bars, execute expanded into its kernels.
+"""The timeline panel: the last run's phases laid end to end on a time axis, and under execute
+the kernels of one execute, each starting where the one before it ended.
 
 Every figure comes from the session's last `RunReport`: durations and shares of graph_compile,
 search, prepare and execute; each kernel's time over the run's executes; device and backend;
@@ -8,6 +9,7 @@ achieved throughput against the device's peak; the verification verdict.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -26,6 +28,23 @@ FAILED = "#B00020"
 EMPTY_TEXT = ("No run yet.\nRun ▸ Run (Ctrl+R) executes the plan in one slab and shows here "
               "how long each phase took.")
 BAR_HEIGHT = 0.7
+ROW_PIXELS = 15             # below this a row's label would touch its neighbours': label fewer rows
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One bar: `label` on the axis, from `start` for `seconds`, `note` beside it."""
+
+    label: str
+    start: float
+    seconds: float
+    note: str
+    colour: QColor
+
+    @property
+    def end(self) -> float:
+        """When the bar ends, in seconds from the start of the run."""
+        return self.start + self.seconds
 
 
 def _seconds_text(seconds: float) -> str:
@@ -34,29 +53,31 @@ def _seconds_text(seconds: float) -> str:
     return seconds_text(seconds)
 
 
-def timeline_rows(report) -> list[tuple[str, float, str, QColor]]:
-    """(label, seconds, annotation, colour) per bar, top to bottom: the phases, then the kernels.
-
-    A kernel's bar is its time summed over the run's executes, so the kernels sit inside the
-    execute bar they expand.
-    """
+def timeline_rows(report) -> list[TimelineRow]:
+    """The bars top to bottom: the phases end to end from 0, then the kernels of the first
+    execute, end to end from where execute starts (each bar is one execute's time of it)."""
     from gpu.report import rate_text
 
-    rows = []
+    rows, clock, execute_start = [], 0.0, 0.0
     for phase in report.phases:
         label = f"{phase.name} ×{report.repeats}" if phase.name == "execute" else phase.name
-        rows.append((label, phase.seconds,
-                     f"{_seconds_text(phase.seconds)} · {phase.share:.1%}",
-                     PHASE_COLORS[phase.name]))
-    execute = report.phase("execute").seconds
+        if phase.name == "execute":
+            execute_start = clock
+        rows.append(TimelineRow(label, clock, phase.seconds,
+                                f"{_seconds_text(phase.seconds)} · {phase.share:.1%}",
+                                PHASE_COLORS[phase.name]))
+        clock += phase.seconds
+    one_execute = report.execute_seconds
+    clock = execute_start
     for k in report.kernels:
-        total = k.seconds * report.repeats
-        note = f"{_seconds_text(k.seconds)} each · {total / execute:.1%} of execute"
+        note = f"{_seconds_text(k.seconds)} per execute · {k.seconds / one_execute:.1%} of one"
         if k.flops:
             note += f" · {rate_text(k.flops_per_s, 'FLOP')}"
             if k.flops_share_of_peak is not None:
                 note += f" ({k.flops_share_of_peak:.2%} of peak)"
-        rows.append((f"↳ {k.node} ({k.op})", total, note, PHASE_COLORS["execute"].lighter(135)))
+        rows.append(TimelineRow(f"↳ {k.node} ({k.op})", clock, k.seconds, note,
+                                PHASE_COLORS["execute"].lighter(135)))
+        clock += k.seconds
     return rows
 
 
@@ -154,44 +175,65 @@ class TimelineView(QWidget):
             self.verdict.setText(_verdict_html(report))
         self._redraw()
 
-    def _redraw(self) -> None:
+    def _redraw(self, *_) -> None:
         item = self.plot.getPlotItem()
         item.clear()
         if self.report is None:
             return
         rows = timeline_rows(self.report)
         log = self.log_scale.isChecked()
-        shortest = min((s for _, s, _, _ in rows if s > 0), default=1e-9)
-        floor = math.log10(shortest) - 0.5  # log bars start half a decade below the shortest
-        for y, (label, seconds, note, color) in enumerate(rows):
-            right = (math.log10(seconds) if seconds > 0 else floor) if log else seconds
-            left = floor if log else 0.0
-            bar = pg.BarGraphItem(x0=[left], x1=[right], y=[y], height=BAR_HEIGHT,
-                                  brush=color, pen=pg.mkPen(color.darker(130)))
+        shortest = min((r.seconds for r in rows if r.seconds > 0), default=1e-9)
+        floor = math.log10(shortest) - 0.5  # the log axis starts half a decade below the shortest
+
+        def at(t: float) -> float:
+            return (math.log10(t) if t > 0 else floor) if log else t
+
+        labelled = self._labelled_rows(len(rows))
+        for y, row in enumerate(rows):
+            left, right = at(row.start), at(row.end)
+            if log:
+                left = max(left, floor)
+            bar = pg.BarGraphItem(x0=[left], x1=[max(right, left)], y=[y], height=BAR_HEIGHT,
+                                  brush=row.colour, pen=pg.mkPen(row.colour.darker(130)))
             item.addItem(bar)
-            text = pg.TextItem(note, color=(40, 40, 40), anchor=(0, 0.5))
-            text.setPos(right, y)
-            item.addItem(text)
+            if y in labelled:
+                text = pg.TextItem(row.note, color=(40, 40, 40), anchor=(0, 0.5))
+                text.setPos(right, y)
+                item.addItem(text)
         axis = item.getAxis("left")
-        axis.setTicks([[(y, label) for y, (label, _, _, _) in enumerate(rows)]])
+        axis.setTicks([[(y, rows[y].label) for y in sorted(labelled)]])
         # the axis only grows to its labels on a later layout pass: size it now
         metrics = QFontMetrics(axis.style["tickFont"] or self.plot.font())
-        widest = max(metrics.horizontalAdvance(label) for label, *_ in rows)
+        widest = max(metrics.horizontalAdvance(r.label) for r in rows)
         axis.setWidth(widest + 16)
-        longest = max(math.log10(s) if log else s for _, s, _, _ in rows if s > 0)
+        end = max(at(r.end) for r in rows)
         start = floor if log else 0.0
         bottom = item.getAxis("bottom")
         if log:
-            # decade ticks labelled as durations (1 µs, 10 µs, ...); pyqtgraph's own log ticks
+            # decade ticks labelled as times (1 µs, 10 µs, ...); pyqtgraph's own log ticks
             # crowd when the run spans only a few decades
             bottom.enableAutoSIPrefix(False)
-            decades = range(math.ceil(start), math.floor(longest) + 2)
+            decades = range(math.ceil(start), math.floor(end) + 2)
             bottom.setTicks([[(d, _seconds_text(10.0 ** d)) for d in decades], []])
-            item.setLabel("bottom", "time (log scale)", units=None)
+            item.setLabel("bottom", "time since the run started (log scale)", units=None)
         else:
             bottom.setTicks(None)
             bottom.enableAutoSIPrefix(True)
-            item.setLabel("bottom", "time", units="s")
-        # leave room right of the longest bar for its annotation
-        item.setXRange(start, longest + (longest - start) * 0.45, padding=0)
+            item.setLabel("bottom", "time since the run started", units="s")
+        # leave room right of the last bar for its annotation
+        item.setXRange(start, end + (end - start) * 0.45, padding=0)
         item.setYRange(-0.6, len(rows) - 0.4, padding=0)
+
+    def _labelled_rows(self, count: int) -> set[int]:
+        """The rows that get a label and a note: all when there is room, else every k-th (and
+        always the phases), so that no two labels overlap."""
+        height = self.plot.getPlotItem().getViewBox().height() or self.plot.height()
+        per_row = height / max(count, 1)
+        every = max(1, math.ceil(ROW_PIXELS / per_row)) if per_row > 0 else 1
+        phases = len(self.report.phases)
+        return set(range(min(phases, count))) | set(range(phases, count, every))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.report is not None:
+            self._redraw()
