@@ -1,20 +1,26 @@
 """The main window: the DAG in the centre, the other panels in docks, menus, files and status.
 
 Every panel is built from the one `Session`; the window only wires menus to session methods and
-handles files (open, drag and drop, recent files, session files, unsaved-changes warning).
+handles files (open, drag and drop, recent files, session files, unsaved-changes warning). It
+installs a `PlanningController`, so loading and planning run in the background: the status bar
+says what is running and for how long, the panels waiting for it are marked, and Esc cancels.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
+
+from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
                                QMessageBox)
 
 import planner
 from app.state import run_worker
+from app.state.planning_controller import PlanningController
+from app.views.busy_overlay import BusyOverlay
 from app.views.png_export import render_png
 from app.views.dag_view import DagView
 from app.views.inspector import Inspector
@@ -32,6 +38,7 @@ GEOMETRY_KEY = "window/geometry"
 LAYOUT_KEY = "window/layout"
 EXPORT_SCALES = (1.0, 2.0, 3.0)
 DEFAULT_EXPORT_SCALE = 2.0  # sharp on HiDPI screens and in slides
+BUSY_TICK_MS = 200  # how often the status bar's "running for ..." count moves
 
 
 class MainWindow(QMainWindow):
@@ -74,18 +81,35 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)
         self._restore_layout()
 
+        # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
+        self.busy_overlays = {name: BusyOverlay(self.docks[name].widget())
+                              for name in ("slab", "lifetime", "inspector")}
+        self.busy_overlays["dag"] = BusyOverlay(self.dag_view)
+        self.busy_label = QLabel(self)
+        self.statusBar().addPermanentWidget(self.busy_label)
+        self.busy_timer = QTimer(self)
+        self.busy_timer.setInterval(BUSY_TICK_MS)
+        self.busy_timer.timeout.connect(self._show_busy)
         self.summary_label = QLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
+        self.planning = PlanningController(self)
+        session.use_executor(self.planning)
+        QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
         session.sigGraphChanged.connect(self._update_title)
         session.sigDirtyChanged.connect(self._update_title)
+        session.sigGraphChanged.connect(self._update_summary)
         session.sigPlanChanged.connect(self._update_summary)
         session.sigSettingsChanged.connect(self._sync_plan_menu)
         session.sigGraphChanged.connect(self._sync_plan_menu)
         session.sigError.connect(self._remember_error)
+        session.sigBusyChanged.connect(self._busy_changed)
+        session.sigOpened.connect(self.opened)
+        session.sigOpenFailed.connect(self._open_failed)
         self._update_title()
         self._update_summary()
         self._sync_plan_menu()
+        self._busy_changed(session.busy)
 
     def _dock(self, title: str, widget, area) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -112,11 +136,14 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         edit_menu = self.menuBar().addMenu("&Edit")
-        undo = self.session.undo_stack.createUndoAction(self, "&Undo")
+        stack = self.session.undo_stack
+        undo = self._history_action(edit_menu, "&Undo", stack.undo, stack.canUndo, stack.undoText,
+                                    stack.canUndoChanged, stack.undoTextChanged)
         undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.session.undo_stack.createRedoAction(self, "&Redo")
+        redo = self._history_action(edit_menu, "&Redo", stack.redo, stack.canRedo, stack.redoText,
+                                    stack.canRedoChanged, stack.redoTextChanged)
         redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        edit_menu.addActions([undo, redo])
+        self.undo_action, self.redo_action = undo, redo
         edit_menu.addSeparator()
         edit_menu.addActions([self.request_list.sort_action, self.request_list.restore_action])
 
@@ -134,6 +161,9 @@ class MainWindow(QMainWindow):
         plan_menu.addSeparator()
         self._action(plan_menu, "Set Ca&pacity…", self.choose_capacity, "Ctrl+Shift+C")
         self._action(plan_menu, "&No Capacity Limit", lambda: self.session.set_capacity(None))
+        plan_menu.addSeparator()
+        self.cancel_action = self._action(plan_menu, "Ca&ncel Planning", self.session.cancel, "Esc")
+        self.cancel_action.setStatusTip("Stop the running load or plan; the earlier plan stays")
 
         run_menu = self.menuBar().addMenu("&Run")
         run_worker.install_run_actions(self, self.session, run_menu)
@@ -189,6 +219,22 @@ class MainWindow(QMainWindow):
             action.setShortcut(QKeySequence(shortcut))
         return action
 
+    def _history_action(self, menu, text: str, slot, enabled, detail, enabled_changed,
+                        detail_changed) -> QAction:
+        """An Undo or Redo action that follows the undo stack: enabled when it can, and named
+        after the step it would take ("Undo Reorder requests")."""
+        action = self._action(menu, text, slot)
+
+        def sync(*_):
+            action.setEnabled(enabled())
+            step = detail()
+            action.setText(f"{text} {step}" if step else text)
+
+        enabled_changed.connect(sync)
+        detail_changed.connect(sync)
+        sync()
+        return action
+
     def _choice_menu(self, menu, names, choose) -> dict[str, QAction]:
         group = QActionGroup(menu)
         actions = {}
@@ -236,22 +282,27 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     def open_path(self, path) -> bool:
-        """Open a graph or (by its suffix) a session file; a bad file shows an error dialog and
-        keeps the current graph. Asks first when there are unsaved changes."""
+        """Start opening a graph or (by its suffix) a session file and return at once; the file
+        loads and plans in the background. A bad file shows an error dialog when that is known
+        and keeps the current graph. Asks first when there are unsaved changes; False when the
+        user keeps them (or the file has already failed)."""
         path = Path(path)
         if not self.confirm_discard():
             return False
         self.last_error = None
-        is_session = path.suffix == SESSION_SUFFIX
-        ok = self.session.open_session(path) if is_session else self.session.open(path)
-        if not ok:
-            self.show_error("Cannot open file", f"{path.name} was not opened.\n\n{self.last_error}")
-            return False
-        self.session_file = path if is_session else None
+        if path.suffix == SESSION_SUFFIX:
+            return self.session.open_session(path)
+        return self.session.open(path)
+
+    def opened(self, path: Path) -> None:
+        """Record that `path` (a graph or session file) is open: title, recent files, status."""
+        self.session_file = path if path.suffix == SESSION_SUFFIX else None
         self._remember_recent(path)
         self._update_title()
         self.statusBar().showMessage(f"Opened {path}", 5000)
-        return True
+
+    def _open_failed(self, path: Path, message: str) -> None:
+        self.show_error("Cannot open file", f"{path.name} was not opened.\n\n{message}")
 
     def save_session(self) -> bool:
         """Save the session to its file (asking for one the first time); True when saved."""
@@ -336,6 +387,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         if self.confirm_discard():
+            self._stop_planning()
             # A window built only to be exported (never on screen) must not overwrite the user's.
             if not self.testAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen):
                 self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
@@ -367,6 +419,36 @@ class MainWindow(QMainWindow):
 
     # --- title and status ----------------------------------------------------------------
 
+    def _stop_planning(self) -> None:
+        """Stop the background worker and give the session back its at-once executor."""
+        self.planning.shutdown()
+        self.busy_timer.stop()
+        if self.session.executor is self.planning:
+            self.session.use_executor(None)
+
+    def _busy_changed(self, label: str | None) -> None:
+        """Start or stop the status bar's running count and the busy panels' marks."""
+        busy = label is not None
+        self.cancel_action.setEnabled(busy)
+        for name, overlay in self.busy_overlays.items():
+            # The DAG depends on the graph only: it waits for loads, never for plans.
+            waits = busy and (self.session.loading or name != "dag")
+            overlay.set_busy(label if waits else None, stale=self.session.plan_stale)
+        if busy:
+            self.busy_timer.start()
+        else:
+            self.busy_timer.stop()
+        self._show_busy()
+        self._update_title()
+
+    def _show_busy(self) -> None:
+        session = self.session
+        if session.busy is None:
+            self.busy_label.setText("")
+            return
+        elapsed = time.monotonic() - (session.busy_since or time.monotonic())
+        self.busy_label.setText(f"{session.busy}… {elapsed:.1f} s (Esc cancels)")
+
     def _remember_error(self, message: str) -> None:
         self.last_error = message
         self.statusBar().showMessage(message, 10000)
@@ -374,7 +456,9 @@ class MainWindow(QMainWindow):
     def _update_title(self, *_):
         shown = self.session_file or self.session.path
         name = shown.name if shown else "no graph"
-        self.setWindowTitle(f"{name}[*] — Slabscope")
+        state = " (planning…)" if self.session.busy else (
+            " (plan out of date)" if self.session.plan_stale else "")
+        self.setWindowTitle(f"{name}[*]{state} — Slabscope")
         self.setWindowModified(not self.session.undo_stack.isClean())
 
     def _update_summary(self, *_):
@@ -382,12 +466,14 @@ class MainWindow(QMainWindow):
 
     def summary_text(self) -> str:
         """The status bar's one-line summary of the graph and its plan."""
-        graph, plan = self.session.graph, self.session.plan
+        graph, plan = self.session.graph, self.session.shown_plan
         if graph is None:
             return "No graph open"
         head = f"{len(graph.buffers)} buffers · {len(graph.nodes)} nodes"
         if plan is None:
-            return f"{head} · no plan: {self.session.plan_error}"
+            return f"{head} · no plan: {self.session.plan_error or 'planning'}"
+        if self.session.plan_stale:
+            head += " · out of date"
         share = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
         return (f"{head} · slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) · "
                 f"saved {format_bytes(plan.saved_bytes)} ({share:.1%}) · "

@@ -1,4 +1,7 @@
-"""The main window, driven offscreen: the example's offsets, hover, reorder and undo, files."""
+"""The main window, driven offscreen: the example's offsets, hover, reorder and undo, files.
+
+The window loads and plans in the background, so tests wait for the plan (`settled`).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +22,12 @@ SPEC_OFFSETS = {"x": 0, "w": 65536, "b": 131072, "workspace": 131328, "t0": 1179
                 "t1": 0, "y": 16384}
 
 
+def settled(qtbot, window, timeout: int = 10000) -> None:
+    """Wait until the window's background work is done (the plan, or its error, has arrived)."""
+    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running,
+                    timeout=timeout)
+
+
 @pytest.fixture
 def window(qtbot):
     session = Session()
@@ -26,6 +35,7 @@ def window(qtbot):
     qtbot.addWidget(win)
     assert win.open_path(RELU_UNFUSED)
     win.show()
+    settled(qtbot, win)
     return win
 
 
@@ -59,36 +69,41 @@ def test_hover_in_the_window_highlights_ancestors_and_descendants(window):
     assert window.dag_view.highlighted_descendants() == {"add_bias", "relu", "readback"}
 
 
-def test_reorder_replans_marks_modified_and_undo_restores(window):
+def test_reorder_replans_marks_modified_and_undo_restores(window, qtbot):
     model, session = window.request_list.model, window.session
     assert model.dropMimeData(model.mimeData([model.index(3)]), Qt.DropAction.MoveAction, 0, 0,
                               QModelIndex())
+    settled(qtbot, window)
     assert shown_offsets(window)["workspace"] == 0
     assert shown_offsets(window)["x"] == 1048576
     assert window.isWindowModified()
     undo = next(a for a in window.menuBar().actions() if a.text() == "&Edit").menu().actions()[0]
     assert undo.shortcut().toString() == "Ctrl+Z"
-    undo.trigger()
+    undo.trigger()  # the earlier plan is kept: back at once, no waiting
+    assert session.busy is None
     assert shown_offsets(window) == SPEC_OFFSETS
     assert session.order[0] == "x"
     assert not window.isWindowModified()
 
 
-def test_broken_file_shows_an_error_and_keeps_the_graph(window, errors, tmp_path):
+def test_broken_file_shows_an_error_and_keeps_the_graph(window, errors, qtbot, tmp_path):
     graph, plan = window.session.graph, window.session.plan
     broken = tmp_path / "broken.json"
     broken.write_text('{"nodes": ["a"], "buffers": [{"name": "p", "bytes": 4, "uses": ["zz"]}]}')
-    assert not window.open_path(broken)
+    assert window.open_path(broken)  # returns at once; the error comes when the load fails
+    qtbot.waitUntil(lambda: bool(errors))
+    settled(qtbot, window)
     assert window.session.graph is graph and window.session.plan is plan
     assert shown_offsets(window) == SPEC_OFFSETS
     assert len(errors) == 1 and "zz" in errors[0][1]
     assert window.windowTitle().startswith("relu_unfused.json")
 
 
-def test_error_dialog_does_not_block(window, tmp_path):
+def test_error_dialog_does_not_block(window, qtbot, tmp_path):
     broken = tmp_path / "bad.json"
     broken.write_text("{not json")
-    assert not window.open_path(broken)
+    window.open_path(broken)
+    qtbot.waitUntil(lambda: window.error_box is not None)
     assert isinstance(window.error_box, QMessageBox) and window.error_box.isVisible()
     window.error_box.close()
 
@@ -97,6 +112,7 @@ def test_session_round_trip(window, qtbot, tmp_path):
     session = window.session
     session.set_order(["t1", "y"])
     session.set_capacity(2**21)
+    settled(qtbot, window)
     path = tmp_path / "tuned.slabscope"
     assert window.save_session_to(path)
     assert session.undo_stack.isClean() and not window.isWindowModified()
@@ -106,6 +122,7 @@ def test_session_round_trip(window, qtbot, tmp_path):
     other = MainWindow(Session())
     qtbot.addWidget(other)
     assert other.open_path(path)
+    settled(qtbot, other)
     assert other.session.order == session.order
     assert other.session.capacity == 2**21
     assert other.session.algorithm == session.algorithm
@@ -114,15 +131,16 @@ def test_session_round_trip(window, qtbot, tmp_path):
     assert other.recent_files()[0] == str(path.resolve())
 
 
-def test_bad_session_file_is_reported(window, errors, tmp_path):
+def test_bad_session_file_is_reported(window, errors, qtbot, tmp_path):
     path = tmp_path / "odd.slabscope"
     path.write_text(json.dumps({"format": "slabscope-session", "version": 1,
                                 "graph": str(RELU_UNFUSED), "order": ["nope"]}))
-    assert not window.open_path(path)
+    window.open_path(path)
+    qtbot.waitUntil(lambda: bool(errors))
     assert "nope" in errors[0][1]
 
 
-def test_dropping_a_file_opens_it(window):
+def test_dropping_a_file_opens_it(window, qtbot):
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(DIAMOND))])
     enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, data,
@@ -132,13 +150,15 @@ def test_dropping_a_file_opens_it(window):
     drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
                       Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
     window.dropEvent(drop)
+    settled(qtbot, window)
     assert window.session.path == DIAMOND
     assert {p.name: p.offset for p in window.session.plan.placements} == {"p": 0, "q": 4096, "r": 0}
     assert window.recent_files()[0] == str(DIAMOND.resolve())
 
 
-def test_closing_with_unsaved_changes_asks(window, monkeypatch):
+def test_closing_with_unsaved_changes_asks(window, qtbot, monkeypatch):
     window.session.sort_by_size()
+    settled(qtbot, window)
     answers = iter([QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard])
     monkeypatch.setattr(QMessageBox, "warning", lambda *args, **kwargs: next(answers))
     assert not window.close()
@@ -146,9 +166,11 @@ def test_closing_with_unsaved_changes_asks(window, monkeypatch):
     assert window.close()
 
 
-def test_plan_menu_changes_the_conflict_model_undoably(window):
+def test_plan_menu_changes_the_conflict_model_undoably(window, qtbot):
     for name, action in window.conflict_actions.items():
         action.trigger()
+        settled(qtbot, window)
+        assert window.session.plan.conflict_model == name
         assert window.session.conflicts == name
         assert action.isChecked()
     while window.session.undo_stack.canUndo():

@@ -25,19 +25,22 @@ def run(args) -> int:
 
     import planner
     from app.session import Session
-    from app.window import MainWindow
+    from app.state.session import read_session
+    from app.window import SESSION_SUFFIX, MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName("Slabscope")
     app.setApplicationName("Slabscope")
-    session = Session()
-    errors: list[str] = []
-    session.sigError.connect(errors.append)
     path = args.file or default_example()
+    # Read (not plan) the file before any window appears, so a bad one is one line on stderr.
+    if path.suffix == SESSION_SUFFIX:
+        graph, graph_path, settings = read_session(path)
+    else:
+        graph, graph_path, settings = planner.load(path), path, {}
+    session = Session()
     window = MainWindow(session)
-    if not window.open_path(path):
-        window.deleteLater()
-        raise planner.PlanError(errors[0] if errors else f"cannot open {path}")
-    session.sigError.disconnect(errors.append)
+    window.planning.warm_up()
+    session.set_graph(graph, graph_path, **settings)  # plans in the background
+    window.opened(path)
     window.show()
     return app.exec()

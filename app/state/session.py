@@ -1,29 +1,55 @@
 """The one session state every panel listens to: graph, request order, algorithm, plan, last run.
 
-Views never call each other: they read this object, call its edit methods (which go through the
-undo stack) and redraw on its signals. Nothing here draws, so it is testable without a display.
+Plain Python, no Qt: views read this object, call its edit methods (which go through the undo
+stack) and redraw on its psygnal signals (`connect`/`emit`, as Qt's). Loading, planning and the
+lower bound are handed to an executor (`app.state.tasks`): by default they run at once, on the
+caller's thread; the window installs a background one (`use_executor`), whose results arrive on
+the GUI thread, so every slot below runs there.
+
+While a plan is being made, `plan` is None, `busy` says what is running and `shown_plan` is
+the plan that was on screen before, which views keep drawing, marked out of date
+(`plan_stale`). Every plan made is kept by the settings it was made for, so undo and redo put
+the exact earlier plan back at once instead of planning again.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QUndoCommand, QUndoStack
+from psygnal import Signal
 
 import planner
+from planner.cancel import Cancelled
+
+from app.state.tasks import Executor, ImmediateExecutor, Task
+from app.state.undo import UndoCommand, UndoStack
 
 SESSION_FORMAT = "slabscope-session"
 SESSION_VERSION = 1
+DEFAULT_BUDGET = 2.0
+UNDO_LIMIT = 100  # each step may keep a plan of every buffer
 
 
-class _SetSetting(QUndoCommand):
+@dataclass(frozen=True)
+class PlanOutcome:
+    """What planning one set of settings gave: a plan or the planner's one-line error, and the
+    lower bound of the conflict model it used."""
+
+    plan: planner.Plan | None
+    error: str | None
+    bound: object
+
+
+class _SetSetting(UndoCommand):
     """Undoable change of one planning setting (order, algorithm, conflicts or capacity)."""
 
     def __init__(self, session: "Session", field: str, old, new, text: str):
         super().__init__(text)
         self.session, self.field, self.old, self.new = session, field, old, new
+        self.keys = (session.settings_key(), session.settings_key(**{field: new}))
 
     def redo(self):
         self.session._apply(self.field, self.new)
@@ -32,19 +58,26 @@ class _SetSetting(QUndoCommand):
         self.session._apply(self.field, self.old)
 
 
-class Session(QObject):
+class Session:
     """Graph, request order, algorithm, conflict model, capacity, current plan and last run.
 
-    Signals (pyqtgraph style): `sigGraphChanged()` after a new graph is loaded;
-    `sigPlanChanged(old_plan, new_plan)` whenever the plan is recomputed (either may be None);
+    Signals: `sigGraphChanged()` after a new graph is set (`plan` None, a plan on its way);
+    `sigPlanChanged(old_plan, new_plan)` when a plan for the current settings arrives or fails
+    (`old_plan` is the one shown before; `new_plan` None on failure, with `plan_error`);
     `sigSettingsChanged()` when order, algorithm, conflicts or capacity change;
-    `sigHoverNode(name|None)`, `sigHoverBuffer(name|None)`, `sigSelectionChanged(tuple)`;
-    `sigRunChanged(report|None)`; `sigError(message)`; `sigDirtyChanged(bool)`.
+    `sigBusyChanged(text | None)` when background work starts ("Planning ...") or ends;
+    `sigOpened(path)` / `sigOpenFailed(path, message)` once a file asked for by `open` or
+    `open_session` is in or has failed; `sigHoverNode(name|None)`, `sigHoverBuffer(name|None)`,
+    `sigSelectionChanged(tuple)`; `sigRunChanged(report|None)`; `sigError(message)`;
+    `sigDirtyChanged(bool)`.
     """
 
     sigGraphChanged = Signal()
     sigPlanChanged = Signal(object, object)
     sigSettingsChanged = Signal()
+    sigBusyChanged = Signal(object)
+    sigOpened = Signal(object)
+    sigOpenFailed = Signal(object, str)
     sigHoverNode = Signal(object)
     sigHoverBuffer = Signal(object)
     sigSelectionChanged = Signal(object)
@@ -52,47 +85,111 @@ class Session(QObject):
     sigError = Signal(str)
     sigDirtyChanged = Signal(bool)
 
-    def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
-        self.undo_stack = QUndoStack(self)
-        # A bound slot (not a lambda) so the connection dies with the session, before its stack.
+    def __init__(self):
+        self.undo_stack = UndoStack(limit=UNDO_LIMIT)
         self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.executor: Executor = ImmediateExecutor()  # where loads and plans run
+        self._task: Task | None = None
         self.graph: planner.Graph | None = None
         self.path: Path | None = None
         self.order: tuple[str, ...] = ()
         self.algorithm = "first-fit"
         self.conflicts = "dag"
         self.capacity: int | None = None
+        self.budget = DEFAULT_BUDGET
         self.plan: planner.Plan | None = None
         self.plan_error: str | None = None
+        self.busy: str | None = None
+        self.loading = False  # whether `busy` is a file being loaded (else a plan being made)
+        self.busy_since: float | None = None
         self.last_run = None
         self.hovered_node: str | None = None
         self.hovered_buffer: str | None = None
         self.selection: tuple[str, ...] = ()
-        self._bounds_graph: planner.Graph | None = None
-        self._bounds: dict = {}  # conflict model name -> lower bound, for `_bounds_graph`
+        self._previous_plan: planner.Plan | None = None  # on screen while `plan` is made
+        self._plans: dict[tuple, PlanOutcome] = {}  # settings key -> outcome, this graph's
+        self._bounds: dict = {}  # conflict model name -> lower bound, this graph's
 
     def _clean_changed(self, clean: bool) -> None:
         self.sigDirtyChanged.emit(not clean)
 
+    def use_executor(self, executor: Executor | None) -> None:
+        """Run loading and planning on `executor` from now on (None: at once, on this thread)."""
+        self.cancel()
+        self.executor = executor if executor is not None else ImmediateExecutor()
+
+    # --- what is shown -------------------------------------------------------------------
+
+    @property
+    def shown_plan(self) -> planner.Plan | None:
+        """The plan views draw: `plan`, or while it is being made the one shown before it."""
+        return self.plan if self.plan is not None else self._previous_plan
+
+    @property
+    def plan_stale(self) -> bool:
+        """Whether `shown_plan` is an earlier settings' plan (the current one is being made or
+        was cancelled)."""
+        return self.plan is None and self._previous_plan is not None
+
+    def lower_bound(self):
+        """The lower bound for the graph under the current conflict model; None without a graph
+        or while it is still being computed (it always is known once `plan` is set)."""
+        return self._bounds.get(self.conflicts)
+
     # --- loading -------------------------------------------------------------------------
 
     def open(self, path) -> bool:
-        """Load the graph at `path`; on failure emit `sigError` and keep the current graph."""
-        try:
+        """Load the graph at `path` (in the background when an executor is installed).
+
+        Ends with `sigOpened(path)` and a new graph, or with `sigOpenFailed(path, message)` and
+        `sigError` while the current graph stays. False when it has already failed.
+        """
+        path = Path(path)
+
+        def work(token):
             graph = planner.load(path)
-        except planner.PlanError as exc:
-            self.sigError.emit(str(exc))
-            return False
-        self.set_graph(graph, Path(path))
-        return True
+            token.check()
+            return graph, planner.default_conflicts(graph)
+
+        def done(result):
+            graph, conflicts = result
+            self.set_graph(graph, path, conflicts=conflicts)
+            self.sigOpened.emit(path)
+
+        return self._load(f"Loading {path.name}", path, work, done)
+
+    def open_session(self, path) -> bool:
+        """Load a session file like `open` (in the background when an executor is installed)."""
+        path = Path(path)
+
+        def done(result):
+            graph, graph_path, settings = result
+            self.set_graph(graph, graph_path, **settings)
+            self.sigOpened.emit(path)
+
+        return self._load(f"Loading {path.name}", path, lambda token: read_session(path), done)
+
+    def _load(self, label: str, path: Path, work, done) -> bool:
+        failures: list[str] = []
+
+        def failed(message: str):
+            failures.append(message)
+            self._set_busy(None)
+            self.sigError.emit(message)
+            self.sigOpenFailed.emit(path, message)
+            if self.graph is not None and self.plan is None and self.plan_error is None:
+                self._request_plan()  # the load had cancelled the current graph's plan
+
+        self._start(Task(label, work, done, failed), loading=True)
+        return not failures
 
     def set_graph(self, graph: planner.Graph, path: Path | None = None,
                   order=None, algorithm: str | None = None, conflicts: str | None = None,
                   capacity: int | None = None) -> None:
-        """Replace the graph (clears undo history, the plan and the last run) and re-plan.
+        """Replace the graph (clears undo history, the plan and the last run) and plan it.
 
-        Listeners of `sigGraphChanged` see `plan` None; `sigPlanChanged(None, new)` follows.
+        Listeners of `sigGraphChanged` see `plan` None; `sigPlanChanged(None, new)` follows, at
+        once or when the background plan arrives.
         """
         self.graph, self.path = graph, path
         self.order = tuple(graph.buffers[i].name for i in graph.request_order(order))
@@ -100,15 +197,15 @@ class Session(QObject):
         self.conflicts = conflicts or planner.default_conflicts(graph)
         self.capacity = capacity
         self.last_run = None
-        # The old graph's plan must not reach views that already see the new graph.
-        self.plan, self.plan_error = None, None
+        # The old graph's plans must not reach views that already see the new graph.
+        self.plan, self.plan_error, self._previous_plan = None, None, None
+        self._plans, self._bounds = {}, {}
         self.hovered_node = self.hovered_buffer = None
         self.selection = ()
         self.undo_stack.clear()
-        self.undo_stack.setClean()
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)
-        self._replan()
+        self._request_plan()
 
     # --- session files (graph path, order, algorithm, conflicts, capacity) -----------------
 
@@ -133,16 +230,6 @@ class Session(QObject):
         except OSError as exc:
             raise planner.PlanError(f"cannot write session {path}: {exc.strerror or exc}") from None
         self.undo_stack.setClean()
-
-    def open_session(self, path) -> bool:
-        """Load a session file; on failure emit `sigError` and keep the current graph."""
-        try:
-            graph, graph_path, settings = read_session(path)
-        except planner.PlanError as exc:
-            self.sigError.emit(str(exc))
-            return False
-        self.set_graph(graph, graph_path, **settings)
-        return True
 
     # --- undoable edits ------------------------------------------------------------------
 
@@ -180,35 +267,100 @@ class Session(QObject):
         if self.graph is None or getattr(self, field) == value:
             return
         self.undo_stack.push(_SetSetting(self, field, getattr(self, field), value, text))
+        self._forget_unreachable_plans()
 
     def _apply(self, field: str, value) -> None:
         setattr(self, field, value)
         self.sigSettingsChanged.emit()
-        self._replan()
+        self._request_plan()
 
     # --- planning ------------------------------------------------------------------------
 
-    def _replan(self) -> None:
-        old = self.plan
-        try:
-            self.plan = planner.plan(self.graph, algorithm=self.algorithm, order=self.order,
-                                     capacity=self.capacity, conflicts=self.conflicts)
-            self.plan_error = None
-        except planner.PlanError as exc:
-            self.plan, self.plan_error = None, str(exc)
-            self.sigError.emit(self.plan_error)
-        self.sigPlanChanged.emit(old, self.plan)
+    def settings_key(self, **changed) -> tuple:
+        """The settings a plan depends on, as a dictionary key (`changed` overrides some)."""
+        values = {"order": self.order, "algorithm": self.algorithm, "conflicts": self.conflicts,
+                  "capacity": self.capacity, "budget": self.budget, **changed}
+        return (values["order"], values["algorithm"], values["conflicts"], values["capacity"],
+                values["budget"])
 
-    def lower_bound(self):
-        """The planner's lower bound for the graph under the current conflict model (None without
-        a graph). Computed once per graph and model, here, so every panel shares it."""
-        if self.graph is None:
-            return None
-        if self._bounds_graph is not self.graph:
-            self._bounds_graph, self._bounds = self.graph, {}
-        if self.conflicts not in self._bounds:
-            self._bounds[self.conflicts] = planner.lower_bound(self.graph, conflicts=self.conflicts)
-        return self._bounds[self.conflicts]
+    def _request_plan(self) -> None:
+        """Show the kept plan for the current settings at once, or start making it."""
+        key = self.settings_key()
+        kept = self._plans.get(key)
+        if kept is not None:
+            self.cancel()
+            self._show(kept)
+            return
+        if self.plan is not None:
+            self._previous_plan = self.plan
+        self.plan, self.plan_error = None, None
+        graph, bound = self.graph, self._bounds.get(self.conflicts)
+        algorithm, order, capacity, conflicts, budget = (self.algorithm, self.order,
+                                                         self.capacity, self.conflicts, self.budget)
+
+        def work(token) -> PlanOutcome:
+            known = bound if bound is not None else planner.lower_bound(graph, conflicts,
+                                                                         cancel=token)
+            try:
+                made = planner.plan(graph, algorithm=algorithm, order=order, capacity=capacity,
+                                    conflicts=conflicts, budget=budget, cancel=token)
+            except Cancelled:
+                raise
+            except planner.PlanError as exc:
+                return PlanOutcome(None, str(exc), known)
+            return PlanOutcome(made, None, known)
+
+        def done(outcome: PlanOutcome) -> None:
+            self._plans[key] = outcome
+            self._show(outcome)
+
+        def failed(message: str) -> None:
+            self._show(PlanOutcome(None, message, self._bounds.get(conflicts)))
+
+        what = f"{algorithm}, {conflicts} conflicts" + (
+            f", up to {budget:g} s" if algorithm == "search" else "")
+        self._start(Task(f"Planning {graph.name} ({what})", work, done, failed))
+
+    def _show(self, outcome: PlanOutcome) -> None:
+        """Make `outcome` the current plan and tell the views."""
+        old = self.shown_plan
+        self.plan, self.plan_error = outcome.plan, outcome.error
+        self._previous_plan = None
+        if outcome.bound is not None:
+            self._bounds[self.conflicts] = outcome.bound
+        self._set_busy(None)
+        self.sigPlanChanged.emit(old, self.plan)
+        if outcome.error is not None:
+            self.sigError.emit(outcome.error)
+
+    def _forget_unreachable_plans(self) -> None:
+        """Keep only plans that undo or redo can still reach (the history drops undone steps)."""
+        stack = self.undo_stack
+        reachable = {self.settings_key()}
+        for i in range(stack.count()):
+            reachable.update(stack.command(i).keys)
+        self._plans = {k: v for k, v in self._plans.items() if k in reachable}
+
+    # --- background work -----------------------------------------------------------------
+
+    def _start(self, task: Task, loading: bool = False) -> None:
+        """Hand `task` to the executor (cancelling what runs) and announce it."""
+        self._task, self.loading = task, loading
+        self._set_busy(task.label)
+        self.executor.submit(task)
+
+    def cancel(self) -> None:
+        """Stop the running load or plan; the plan shown before stays, marked out of date."""
+        if self._task is not None and self.busy is not None:
+            self._task.token.cancel()
+            self.executor.cancel()
+            self._set_busy(None)
+
+    def _set_busy(self, label: str | None) -> None:
+        if label != self.busy:
+            self.busy = label
+            self.busy_since = None if label is None else time.monotonic()
+            self.sigBusyChanged.emit(label)
 
     # --- transient highlight state (not undoable) ----------------------------------------
 
