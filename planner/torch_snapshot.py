@@ -12,9 +12,7 @@ blocks still live at the end live through the last step.
 
 from __future__ import annotations
 
-import os
 import pickle
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -22,6 +20,7 @@ from typing import Mapping
 
 from .errors import PlanError
 from .graph import Buffer, Graph, Node
+from .input_limits import open_regular
 
 # Snapshots of long runs reach gigabytes; they are streamed, never held as bytes, so the cap
 # only stops a file that could not be a snapshot of any one machine's memory.
@@ -72,8 +71,9 @@ def read_snapshot(path) -> dict:
     objects, or data that is not a snapshot's top-level dictionary.
     """
     path = Path(path)
+    handle = open_regular(path, SNAPSHOT_BYTES_LIMIT)
     try:
-        with _open_regular(path) as handle:
+        with handle:
             data = _BuiltinsOnly(handle).load()
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
@@ -95,28 +95,6 @@ def read_snapshot(path) -> dict:
         raise PlanError(f"{path}: not a memory snapshot: expected a dictionary with 'segments' "
                         f"and 'device_traces', got {type(data).__name__}")
     return data
-
-
-def _open_regular(path: Path):
-    """`path` opened for buffered binary reading, once it is known to be a regular file within
-    the size limit (a FIFO or device is refused before anything is read from it)."""
-    try:
-        # O_NONBLOCK: opening a FIFO that has no writer must not wait for one.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except ValueError as exc:  # an embedded NUL in the path
-        raise PlanError(f"not a valid path ({exc})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise PlanError("cannot read: " + ("a folder" if stat.S_ISDIR(info.st_mode) else
-                                               "not a regular file"))
-        if info.st_size > SNAPSHOT_BYTES_LIMIT:
-            raise PlanError(f"{info.st_size:,} bytes is over the {SNAPSHOT_BYTES_LIMIT:,}-byte "
-                            f"limit for snapshots")
-        return os.fdopen(fd, "rb", buffering=1 << 20)
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def load_snapshot(path, device: int | None = None) -> Graph:

@@ -149,7 +149,7 @@ def test_bad_files_are_one_line_errors(tmp_path, payload, message):
 def test_a_folder_is_refused_before_reading(tmp_path):
     folder = tmp_path / "dir.pickle"
     folder.mkdir()
-    with pytest.raises(planner.PlanError, match="cannot read: a folder"):
+    with pytest.raises(planner.PlanError, match="cannot read: a folder, not a regular file"):
         load_snapshot(folder)
 
 
@@ -257,3 +257,10 @@ def test_inspector_name_tooltip_is_the_stack(qtbot):
     row = next(r for r in range(model.rowCount()) if model.buffer_name(r) == "(no Python frame) #1")
     tip = model.data(model.index(row, COLUMNS.index("name")), Qt.ItemDataRole.ToolTipRole)
     assert tip == "… 1 C++ frame"
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "pipe.pickle"
+    os.mkfifo(fifo)
+    with pytest.raises(planner.PlanError, match="a FIFO, not a regular file"):
+        load_snapshot(fifo)
