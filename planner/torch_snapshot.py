@@ -123,6 +123,8 @@ def load_snapshot(path, device: int | None = None) -> Graph:
         return _TraceReader(traces[device], segments, device).graph(path.stem)
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, AttributeError) as exc:  # segments or blocks of the wrong shape
+        raise PlanError(f"{path}: malformed segments ({type(exc).__name__}: {exc})") from None
 
 
 class _TraceReader:
@@ -145,19 +147,21 @@ class _TraceReader:
 
     def _walk(self, events: list) -> None:
         live: dict[int, int] = {}  # address -> index into blocks, for blocks live now
+        touched: set[int] = set()  # addresses the trace has allocated or freed
         for i, event in enumerate(events):
             try:
                 action = event["action"]
                 if action not in STEP_ACTIONS:
                     continue
                 addr, size = event["addr"], event["size"]
-                if not isinstance(addr, int) or not isinstance(size, int) or size < 0:
-                    raise PlanError(f"addr and size must be non-negative integers, got "
-                                    f"{addr!r} and {size!r}")
+                stream, time_us = event.get("stream", 0), event.get("time_us", 0)
+                if not all(isinstance(v, int) and v >= 0 for v in (addr, size, stream, time_us)):
+                    raise PlanError(f"addr, size, stream and time_us must be non-negative "
+                                    f"integers, got {addr!r}, {size!r}, {stream!r}, {time_us!r}")
                 step = len(self.step_event)
                 self.step_event.append(i)
                 self.step_action.append(action)
-                self.step_time.append(event.get("time_us", 0))
+                self.step_time.append(time_us)
                 self.reserve_delta.append(RESERVE_DELTA.get(action, 0) * size)
                 if action == "alloc":
                     if addr in live:
@@ -165,15 +169,19 @@ class _TraceReader:
                         raise PlanError(f"allocates {addr:#x}, which is still live "
                                         f"(allocated at event {first})")
                     live[addr] = len(self.blocks)
-                    self.blocks.append([step, None, size, addr, event.get("stream", 0),
-                                        event.get("frames", ()), False])
+                    touched.add(addr)
+                    self.blocks.append([step, None, size, addr, stream, event.get("frames", ()),
+                                        False])
                 elif action == "free_completed":
                     if addr in live:
                         self.blocks[live.pop(addr)][1] = step
+                    elif addr in touched:
+                        raise PlanError(f"frees {addr:#x}, which the trace already freed")
                     else:  # allocated before recording began; its stack is where it was freed
-                        self.blocks.append([0, step, size, addr, event.get("stream", 0),
-                                            event.get("frames", ()), True])
-                else:
+                        touched.add(addr)
+                        self.blocks.append([0, step, size, addr, stream, event.get("frames", ()),
+                                            True])
+                elif action in ("segment_alloc", "segment_free"):
                     self.seen_segments.add((addr, size))
             except PlanError as exc:
                 raise PlanError(f"device {self.device} event {i}: {exc}") from None

@@ -136,8 +136,14 @@ class Shell:
     (pickle.dumps({"segments": [], "device_traces": [[]]}), "_record_memory_history"),
     (pickle.dumps({"segments": [], "device_traces": [[{"action": "alloc", "addr": "x"}]]}),
      "device 0 event 0: malformed event"),
+    (pickle.dumps({"segments": [{"address": 0, "total_size": 512, "blocks": [7]}],
+                   "device_traces": [[{"action": "snapshot"}]]}), "malformed segments"),
+    (pickle.dumps({"segments": [], "device_traces": [[
+        {"action": "free_completed", "addr": 0, "size": 512},
+        {"action": "free_completed", "addr": 0, "size": 512}]]}),
+     "device 0 event 1: frees 0x0, which the trace already freed"),
 ], ids=["os.system", "class", "truncated", "empty", "garbage", "list", "no traces",
-        "empty traces", "bad event"])
+        "empty traces", "bad event", "bad segment", "double free"])
 def test_bad_files_are_one_line_errors(tmp_path, payload, message):
     path = tmp_path / "bad.pickle"
     path.write_bytes(payload)
