@@ -88,3 +88,46 @@ def test_selection_and_hover_reach_the_session(request_list, qtbot):
     assert selected == {"x", "y"}
     view.entered.emit(request_list.model.index(2))
     assert session.hovered_buffer == "b"
+
+
+def test_a_drop_moves_rows_and_the_selection_rides_along(request_list, qtbot):
+    from PySide6.QtTest import QAbstractItemModelTester
+
+    model, session, view = request_list.model, request_list.session, request_list.view
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal, model)
+    resets, moves = [], []
+    model.modelReset.connect(lambda: resets.append(True))
+    model.rowsMoved.connect(lambda parent, first, last, dest, row: moves.append((first, last, row)))
+    session.select_buffers(["workspace"])
+    assert model.dropMimeData(model.mimeData([model.index(3)]), Qt.DropAction.MoveAction, 0, 0,
+                              QModelIndex())
+    assert moves == [(3, 3, 0)] and not resets
+    assert [i.data() for i in view.selectionModel().selectedRows()] == ["workspace"]
+    session.undo_stack.undo()  # one move back down: Qt names the row it lands before
+    assert moves[-1] == (0, 0, 4) and not resets
+    assert model.names() == FILE_ORDER
+    session.sort_by_size()  # a shuffle: moves or one layout change, never a reset
+    assert model.names() == session.order and not resets
+    assert [i.data() for i in view.selectionModel().selectedRows()] == ["workspace"]
+
+
+def test_block_moves_take_one_move_per_dragged_run():
+    from app.views.request_list import block_moves
+
+    assert block_moves("abcdef", "cdabef", 9) == [(2, 2, 0)]
+    assert block_moves("abcdef", "abfcde", 9) == [(5, 1, 2)]
+    assert block_moves("abcdef", "fedcba", 2) is None  # past the limit: a layout change instead
+
+
+def test_a_wholesale_shuffle_is_one_layout_change_that_keeps_the_selection(request_list,
+                                                                            monkeypatch):
+    from app.views import request_list as module
+
+    monkeypatch.setattr(module, "MAX_ROW_MOVES", 1)
+    model, session, view = request_list.model, request_list.session, request_list.view
+    layouts = []
+    model.layoutChanged.connect(lambda *_: layouts.append(True))
+    session.select_buffers(["t0"])
+    session.set_order(list(reversed(FILE_ORDER)))
+    assert layouts and model.names() == tuple(reversed(FILE_ORDER))
+    assert [i.data() for i in view.selectionModel().selectedRows()] == ["t0"]

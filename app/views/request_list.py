@@ -1,7 +1,9 @@
 """The request list: one row per buffer in request order; drag a row to change the order.
 
 The model is a thin Qt adapter over `session.order` (as napari's list models are over their
-evented lists): a move, through `moveRows` or a drop, becomes one undoable `session.set_order`.
+evented lists): a move, through `moveRows` or a drop, becomes one undoable `session.set_order`,
+and the model follows the session's new order with `beginMoveRows`/`endMoveRows` (so selection
+and scroll position ride along), or one layout change when the order was shuffled wholesale.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from app.views import palette
 
 MIME_TYPE = "application/x-slabscope-request-names"
 SIZE_ROLE = Qt.ItemDataRole.UserRole + 1
+MAX_ROW_MOVES = 64  # beyond this many block moves, one layout change is cheaper for the view
 
 
 def format_bytes(count: int) -> str:
@@ -42,10 +45,37 @@ class RequestListModel(QAbstractListModel):
         self._sync()
 
     def _sync(self) -> None:
-        if self.session.order != self._names:
-            self.beginResetModel()
-            self._names = self.session.order
+        new = self.session.order
+        if new == self._names:
+            return
+        if len(new) != len(self._names) or set(new) != set(self._names):
+            self.beginResetModel()  # another graph
+            self._names = new
             self.endResetModel()
+            return
+        moves = block_moves(self._names, new, MAX_ROW_MOVES)
+        if moves is None:
+            self._relayout(new)
+            return
+        names, root = list(self._names), QModelIndex()
+        for first, count, destination in moves:
+            before_row = destination + count if destination > first else destination
+            self.beginMoveRows(root, first, first + count - 1, root, before_row)
+            block = names[first:first + count]
+            del names[first:first + count]
+            names[destination:destination] = block
+            self._names = tuple(names)
+            self.endMoveRows()
+
+    def _relayout(self, new: tuple[str, ...]) -> None:
+        """Show the reordered `new` in one layout change, keeping persistent indexes (selection)."""
+        self.layoutAboutToBeChanged.emit()
+        row = {name: i for i, name in enumerate(new)}
+        before = self.persistentIndexList()
+        after = [self.index(row[self._names[i.row()]]) for i in before]
+        self._names = new
+        self.changePersistentIndexList(before, after)
+        self.layoutChanged.emit()
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._names)
@@ -135,6 +165,38 @@ class RequestListModel(QAbstractListModel):
     def names(self) -> tuple[str, ...]:
         """The buffer names shown, top to bottom."""
         return self._names
+
+
+def block_moves(old, new, limit: int) -> list[tuple[int, int, int]] | None:
+    """Moves of contiguous blocks that turn the sequence `old` into `new` (a permutation of it),
+    each `(first, count, destination)` applied in turn; None if it takes more than `limit`.
+
+    `destination` is where the block starts once moved. A drag of one run of rows, or its
+    undo, is one move.
+    """
+    current, moves = list(old), []
+    for i, wanted in enumerate(new):
+        if current[i] == wanted:
+            continue
+        if len(moves) == limit:
+            return None
+        j = current.index(wanted, i + 1)
+        count = 1
+        while j + count < len(current) and i + count < len(new) and current[j + count] == new[i + count]:
+            count += 1
+        # Moving the block up to i is the same as moving current[i:j] down past it: take the
+        # shorter of the two.
+        if j - i < count:
+            moves.append((i, j - i, i + count))
+            block = current[i:j]
+            del current[i:j]
+            current[i + count:i + count] = block
+        else:
+            moves.append((j, count, i))
+            block = current[j:j + count]
+            del current[j:j + count]
+            current[i:i] = block
+    return moves
 
 
 class RequestDelegate(QStyledItemDelegate):
