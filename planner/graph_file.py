@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from .errors import PlanError
 from .graph import BUFFER_KINDS, SIZE_LIMIT, Buffer, Graph, Node, align_up
-from .input_limits import check_text, quoted, read_json, shape_elements
+from .input_limits import check_text, one_line, quoted, read_json, shape_elements
 from .serial_model import serial_schedule
 
 DTYPE_BYTES = {
@@ -29,16 +29,25 @@ def load(path, include_weights: bool = False) -> Graph:
     memory snapshot (`.pickle`, the first device with a trace; see `load_snapshot`).
 
     `include_weights` only matters for ONNX: keep initializers and constants in the slab. What
-    the ONNX import had to guess (dimensions taken as 1) is reported as a `UserWarning`.
+    the ONNX import had to guess (dimensions taken as 1) is reported as a `UserWarning`. Every
+    failure is a `PlanError` of one line (names with newlines appear escaped).
     """
-    path = Path(path)
+    try:
+        return _read(Path(path), include_weights)
+    except PlanError as exc:
+        if not str(exc).isprintable():
+            raise PlanError(one_line(str(exc))) from None
+        raise
+
+
+def _read(path: Path, include_weights: bool) -> Graph:
     suffix = path.suffix.lower()
     if suffix == ".onnx":
         from .onnx_import import load_onnx
 
         graph, notes = load_onnx(path, include_weights=include_weights)
         if notes.guesses():
-            warnings.warn(f"{path.name}: {notes.guesses()}", stacklevel=2)
+            warnings.warn(f"{path.name}: {notes.guesses()}", stacklevel=3)
         return graph
     if suffix == ".csv":
         from .minimalloc_csv import load_minimalloc_csv

@@ -36,6 +36,14 @@ def quoted(text: str, limit: int = 60) -> str:
     return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(text):,} characters)"
 
 
+def one_line(text: str) -> str:
+    """`text` with every character that does not print (a newline, a lone surrogate) escaped as
+    `repr` would, so a message naming anything stays one printable line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def open_regular(path, limit: int = TEXT_BYTES_LIMIT) -> BinaryIO:
     """The regular file at `path` opened for binary reading, once it is known not to be a FIFO,
     a device or a folder, and to hold at most `limit` bytes; nothing is read before that."""
