@@ -1,19 +1,19 @@
 """PyTorch memory snapshots: what the caching allocator reserved against a static plan, and how
 fast and lean big snapshots load.
 
-Run: .venv/bin/python bench/snapshots.py [--budget S] [--synthetic EVENTS] [FILE.pickle ...]
+Run: .venv/bin/python bench/snapshots.py [--budget S] [--synthetic EVENTS [--no-plan]] [FILE ...]
 
 Table 1, for each snapshot (default: every .pickle in ../shared/snapshots/): buffers, events,
 the allocator's peak reserved bytes, its peak live bytes (the serial lower bound), the static
 plan `search` finds within --budget seconds (default 10), the plan's gap over the bound, its
 time, and what the plan saves against the allocator's reservation.
 
-Table 2, with --synthetic EVENTS: a synthetic snapshot of that many events (allocs and frees of
-a training-like workload, every frame a distinct long C++ name, like real stacks) is written to
-a temporary file and loaded in fresh processes: unpickled streamed from the file (as
-`planner.load_snapshot` does), unpickled the naive way (the whole file read into bytes first),
-and loaded into a graph; load time, and peak Python memory (tracemalloc) against the file's
-size.
+With --synthetic EVENTS, a synthetic snapshot of that many events (a training-like workload with
+segments made and released, every frame a distinct long C++ name, like real stacks) is written
+to a temporary file and planned in table 1. Table 2 loads it in fresh processes: unpickled
+streamed from the file (as `planner.load_snapshot` does), unpickled the naive way (the whole
+file read into bytes first), and loaded into a graph; load time, and peak Python memory
+(tracemalloc) against the file's size.
 """
 
 from __future__ import annotations
@@ -75,16 +75,22 @@ def print_table(header, rows) -> None:
                         for c, (cell, w) in enumerate(zip(row, widths))))
 
 
+SEGMENT = 2 << 20  # the caching allocator's large-segment granularity
+
+
 def synthetic_snapshot(events: int, seed: int = 0) -> dict:
     """A consistent snapshot of about `events` trace events on one device.
 
     Layers allocate activations that live until a matching backward step frees them, with
-    short-lived temporaries in between; 200 weights were allocated before recording. Every
-    segment is made before recording (no segment events), so reserved bytes are the segments.
+    short-lived temporaries in between; 200 weights were allocated before recording. Each block
+    takes a cached segment that is large enough, or a new one (`segment_alloc`); now and then
+    the cache is emptied (`segment_free` of every cached segment), as `empty_cache()` does.
     """
     rng = random.Random(seed)
     trace, live, stack = [], {}, []
-    address, time_us = 1 << 32, 0
+    segments: dict[int, int] = {}  # address -> size, every segment reserved now
+    cached: list[int] = []  # addresses of reserved segments holding no block
+    next_address, time_us = 1 << 32, 0
 
     def frames(i: int) -> list:
         # Real stacks hold a few Python frames and dozens of long, templated C++ frames.
@@ -94,43 +100,61 @@ def synthetic_snapshot(events: int, seed: int = 0) -> dict:
         return [{"filename": f"/src/model_{i % 50}.py", "line": i % 997, "name": "forward"},
                 *cpp, {"filename": "/src/train.py", "line": 40, "name": "<module>"}]
 
-    def event(action: str, addr: int, size: int, stack_frames) -> None:
+    def event(action: str, addr: int, size: int, stack_frames=()) -> None:
         nonlocal time_us
         time_us += rng.randint(1, 20)
         trace.append({"action": action, "addr": addr, "size": size, "stream": 0,
-                      "time_us": time_us, "frames": stack_frames})
+                      "time_us": time_us, "frames": list(stack_frames)})
 
-    weights = []
+    def segment_for(size: int, record: bool = True) -> int:
+        nonlocal next_address
+        for k, addr in enumerate(cached):
+            if segments[addr] >= size:
+                return cached.pop(k)
+        addr, next_address = next_address, next_address + (1 << 32)
+        segments[addr] = -(-size // SEGMENT) * SEGMENT
+        if record:
+            event("segment_alloc", addr, segments[addr])
+        return addr
+
+    def free(addr: int) -> None:
+        size = live.pop(addr)
+        event("free_requested", addr, size)
+        event("free_completed", addr, size)
+        cached.append(addr)
+
     for _ in range(200):
-        weights.append((address, 512 * rng.randint(1, 2048)))
-        address += 1 << 24
+        size = 512 * rng.randint(1, 2048)
+        live[segment_for(size, record=False)] = size
     i = 0
     while len(trace) < events:
         i += 1
         if stack and (rng.random() < 0.45 or len(stack) > 400):
-            addr = stack.pop()
-            size = live.pop(addr)
-            event("free_requested", addr, size, [])
-            event("free_completed", addr, size, [])
-            continue
-        size = 512 * rng.randint(1, 8192)
-        event("alloc", address, size, frames(i))
-        live[address] = size
-        stack.append(address)
-        if rng.random() < 0.5:  # a temporary freed at once
-            event("free_requested", address, size, [])
-            event("free_completed", address, size, [])
-            stack.pop()
-            live.pop(address)
-        address += 1 << 24
-    blocks = [(a, s) for a, s in weights] + list(live.items())
-    segments = [{"device": 0, "address": a, "total_size": 1 << 24, "stream": 0,
-                 "blocks": [{"address": a, "size": s, "requested_size": s,
-                             "state": "active_allocated", "frames": []},
-                            {"address": a + s, "size": (1 << 24) - s, "requested_size": 0,
-                             "state": "inactive", "frames": []}]}
-                for a, s in blocks]
-    return {"segments": segments, "device_traces": [trace], "allocator_settings": {},
+            free(stack.pop())
+        elif cached and rng.random() < 0.002:
+            for addr in cached:
+                event("segment_free", addr, segments.pop(addr))
+            cached.clear()
+        else:
+            size = 512 * rng.randint(1, 8192)
+            addr = segment_for(size)
+            event("alloc", addr, size, frames(i))
+            live[addr] = size
+            if rng.random() < 0.5:  # a temporary freed at once
+                free(addr)
+            else:
+                stack.append(addr)
+    snapshot_segments = []
+    for addr, total in segments.items():
+        used = live.get(addr, 0)
+        blocks = [{"address": addr, "size": used, "requested_size": used,
+                   "state": "active_allocated", "frames": []}] if used else []
+        if total > used:
+            blocks.append({"address": addr + used, "size": total - used, "requested_size": 0,
+                           "state": "inactive", "frames": []})
+        snapshot_segments.append({"device": 0, "address": addr, "total_size": total,
+                                  "stream": 0, "blocks": blocks})
+    return {"segments": snapshot_segments, "device_traces": [trace], "allocator_settings": {},
             "external_annotations": []}
 
 
@@ -171,42 +195,52 @@ def measure(loader: str, path: Path, what: str) -> float:
     return float(out.stdout)
 
 
-def print_load_table(events: int) -> None:
+def write_synthetic(events: int) -> Path:
+    """A synthetic snapshot of about `events` events in a new temporary folder (the caller
+    removes both)."""
     began = time.perf_counter()
     data = synthetic_snapshot(events)
-    with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
+    path = Path(tempfile.mkdtemp()) / f"synthetic_{events}.pickle"
+    with path.open("wb") as handle:
         pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        path = Path(handle.name)
-    events = len(data["device_traces"][0])
-    del data
-    print(f"synthetic snapshot: {events:,} events, {path.stat().st_size:,} bytes "
-          f"(written in {time.perf_counter() - began:.1f} s)")
-    try:
-        size = path.stat().st_size
-        rows = []
-        for label, loader in (("unpickle, streamed from the file (read_snapshot)", "streamed"),
-                              ("unpickle, the file read into bytes first", "naive"),
-                              ("load_snapshot: unpickle streamed, then the graph", "graph")):
-            seconds = measure(loader, path, "time")
-            peak = int(measure(loader, path, "memory"))
-            rows.append((label, f"{seconds:.2f} s", f"{peak:,}", f"{peak / size:.2f}"))
-        print_table(("load", "time", "peak Python memory", "peak / file size"), rows)
-    finally:
-        os.unlink(path)
+    print(f"synthetic snapshot: {len(data['device_traces'][0]):,} events, "
+          f"{path.stat().st_size:,} bytes (written in {time.perf_counter() - began:.1f} s)")
+    return path
+
+
+def print_load_table(path: Path) -> None:
+    size = path.stat().st_size
+    rows = []
+    for label, loader in (("unpickle, streamed from the file (read_snapshot)", "streamed"),
+                          ("unpickle, the file read into bytes first", "naive"),
+                          ("load_snapshot: unpickle streamed, then the graph", "graph")):
+        seconds = measure(loader, path, "time")
+        peak = int(measure(loader, path, "memory"))
+        rows.append((label, f"{seconds:.2f} s", f"{peak:,}", f"{peak / size:.2f}"))
+    print_table(("load", "time", "peak Python memory", "peak / file size"), rows)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--budget", type=float, default=10.0)
-    parser.add_argument("--synthetic", type=int, metavar="EVENTS")
+    parser.add_argument("--synthetic", type=int, metavar="EVENTS",
+                        help="also plan, then time loading, a synthetic snapshot of this many events")
+    parser.add_argument("--no-plan", action="store_true",
+                        help="skip table 1 (with --synthetic: only time the load)")
     args = parser.parse_args(argv)
     paths = args.files or sorted(DEFAULT_SNAPSHOTS.glob("*.pickle"))
-    if paths:
-        print_plan_table(paths, args.budget)
-    if args.synthetic:
-        print()
-        print_load_table(args.synthetic)
+    synthetic = write_synthetic(args.synthetic) if args.synthetic else None
+    try:
+        if not args.no_plan:
+            print_plan_table(paths + ([synthetic] if synthetic else []), args.budget)
+        if synthetic:
+            print()
+            print_load_table(synthetic)
+    finally:
+        if synthetic:
+            os.unlink(synthetic)
+            os.rmdir(synthetic.parent)
 
 
 if __name__ == "__main__":

@@ -270,3 +270,29 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(planner.PlanError, match="a FIFO, not a regular file"):
         load_snapshot(fifo)
+
+
+def test_synthetic_training_trace_walks_back_to_a_forward_simulation(tmp_path):
+    from bench.snapshots import synthetic_snapshot
+
+    data = synthetic_snapshot(3000, seed=1)
+    path = tmp_path / "synthetic.pickle"
+    path.write_bytes(pickle.dumps(data, protocol=4))
+    graph = planner.load(path)
+    trace = graph.allocator
+    events = data["device_traces"][0]
+    made = {e["addr"] for e in events if e["action"] == "segment_alloc"}
+    assert any(e["action"] == "segment_free" for e in events)
+    # Forward from the segments that predate the trace (the weights'): those no segment_alloc
+    # made; the generator never releases them.
+    reserved = sum(s["total_size"] for s in data["segments"] if s["address"] not in made)
+    forward = [reserved]
+    for e in events:
+        if e["action"] in ("segment_alloc", "segment_free"):
+            reserved += e["size"] if e["action"] == "segment_alloc" else -e["size"]
+        if e["action"] in ("alloc", "free_completed", "segment_alloc", "segment_free"):
+            forward.append(reserved)
+    assert trace.step_reserved_bytes == tuple(forward)
+    assert all(live <= res for live, res in zip(trace.step_live_bytes, trace.step_reserved_bytes))
+    assert planner.lower_bound(graph, "serial").bytes == trace.peak_allocated_bytes
+    assert len(trace.before_recording) == 200
