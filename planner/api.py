@@ -23,14 +23,17 @@ ALGORITHMS = {
 
 
 def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int | None = None,
-         conflicts: str = "dag", budget: float = 2.0, *, cancel: CancelToken = NEVER) -> Plan:
+         conflicts: str = "dag", budget: float = 2.0, *, cancel: CancelToken = NEVER,
+         seed: int = 0, iterations: int | None = None) -> Plan:
     """Plan `graph`: every buffer an offset in one slab.
 
     `algorithm`: "first-fit" (default), "largest-first", "best-fit" or "search";
     `order` is a list of buffer names placed first (default: the graph's request order);
     `capacity`, when given, is a hard limit in bytes; `conflicts` is "dag" (default) or
     "serial"; `budget` is the seconds "search" may spend; `cancel` stops the work from another
-    thread (raising `Cancelled`).
+    thread (raising `Cancelled`). "search" is reproducible: `seed` picks its random choices
+    and `iterations`, when given, bounds its steps; the same graph, seed and iterations give
+    the same plan, and the budget only cuts the work short.
     """
     if algorithm not in ALGORITHMS:
         raise PlanError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
@@ -38,9 +41,12 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
         raise PlanError(f"capacity must be non-negative, got {capacity}")
     if not 0 <= budget < float("inf"):  # NaN fails both comparisons; neither would ever stop
         raise PlanError(f"budget must be a finite number of seconds >= 0, got {budget}")
+    if iterations is not None and iterations < 0:
+        raise PlanError(f"iterations must be non-negative, got {iterations}")
     model = conflict_model(graph, conflicts)
+    extra = {"seed": seed, "iterations": iterations} if algorithm == "search" else {}
     result = ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity, budget,
-                                   cancel=cancel)
+                                   cancel=cancel, **extra)
     check_slab(result.slab_bytes, f"placing {graph.name!r} by {algorithm}")
     return result
 

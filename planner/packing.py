@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numba import njit
 from .bitset import members
-
-try:
-    from numba import njit
-except ImportError:  # numba is optional: the kernels then run as plain Python
-    def njit(*args, **kwargs):
-        return args[0] if args and callable(args[0]) else (lambda f: f)
 
 # Past this many conflict-list entries (two per conflicting pair), lists cost too much memory.
 LIST_ENTRIES_LIMIT = 40_000_000
@@ -314,3 +309,14 @@ def _interval_lists(first, last):
             adj[fill[j]] = i
             fill[j] += 1
     return starts, adj
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the packing kernels on a tiny trace."""
+    first, last = np.array([0, 0, 1], np.int64), np.array([1, 0, 1], np.int64)
+    size = np.array([2, 1, 1], np.int64)
+    order = np.arange(3, dtype=np.int64)
+    starts, adj = _interval_lists(first, last)
+    for fit in (FIRST_FIT, BEST_FIT):
+        listed_offsets(order, size, starts, adj, fit)
+        interval_offsets(order, size, first, last, fit)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """One buffer's place in the slab: `reserved` bytes (aligned) from `offset`."""
 
@@ -21,7 +21,7 @@ class Placement:
         return self.offset + self.reserved
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlacementStep:
     """What the placer did for one request, so a view can replay it instead of re-deriving it.
 
@@ -70,6 +70,11 @@ class Plan:
     algorithm: str
     conflict_model: str
     alignment: int
+    # Set by search: the seed and the steps it spent (replaying both gives this plan again),
+    # and "optimal" or how far the plan is from the best bound known.
+    seed: int | None = None
+    iterations: int | None = None
+    proof: str | None = None
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -87,8 +92,9 @@ class Plan:
         return self.no_reuse_bytes - self.slab_bytes
 
     def to_dict(self) -> dict:
-        """The plan as JSON-ready data (placements in request order)."""
-        return {
+        """The plan as JSON-ready data (placements in request order; a search plan also has
+        `seed`, `iterations` and `proof`)."""
+        data = {
             "slab_bytes": self.slab_bytes,
             "no_reuse_bytes": self.no_reuse_bytes,
             "algorithm": self.algorithm,
@@ -98,3 +104,7 @@ class Plan:
                 for p in self.placements
             ],
         }
+        for key in ("seed", "iterations", "proof"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        return data

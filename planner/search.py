@@ -1,148 +1,300 @@
-"""`search`: try a portfolio of request orders, then improve the best by local search.
+"""`search`: greedy orders first, then exact search or randomised restarts with local search.
 
-Every candidate is a request order placed by first or best fit, so the winner is replayed by the
-traced placer and its plan reads like any greedy plan. The portfolio includes first fit in the
-caller's request order, so the search is never worse than first fit. Local search moves requests
-earlier or swaps them; under the serial model on small traces it searches packings under a
-fixed capacity (`exact`) and skyline packings (`skyline`) instead, and requests the best one in
-offset order. It stops early when a plan reaches the lower bound, and otherwise when the budget
-(seconds) runs out.
+1. A portfolio of greedy request orders (request order, largest first, longest-lived first, ...;
+   first and best fit), which includes first fit in the caller's order, so search is never
+   worse than first fit.
+2. When conflicts are exactly interval overlaps (the serial model, or a DAG with one
+   topological order), exact search under fixed capacities (`exact`): at the lower bound, and
+   side by side a descent from the best height found towards it. A capacity it proves
+   infeasible raises the bound; the plan is "optimal" when its height meets it.
+3. Otherwise, randomised restarts (largest first by sizes perturbed with log-normal noise) and
+   local search that moves buffers at the top of the slab, or of the lower bound's peak
+   antichain, earlier in the request order.
+
+Every candidate ends as a request order placed by first or best fit (an exact packing is
+requested in offset order, which first fit reproduces), so the winner is replayed by the traced
+placer and its plan reads like any greedy plan.
+
+Reproducible: the work is counted in steps (one packing of a request order, or one node of
+exact search), and the same graph, `seed` and `iterations` always give the same plan. The
+budget in seconds and a cancel only cut the work short; nothing depends on thread timing.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 
+from . import exact
 from .cancel import NEVER, CancelToken
-from .greedy import FITS, plan_order
-from .exact import exact_offsets
 from .graph import Graph
+from .greedy import FITS, plan_order
 from .packing import Packer, fits_int64
 from .plan import Plan
-from .skyline import WORK_LIMIT, skyline_offsets
 
-# A step starts only if this many times the slowest such step so far still ends in time.
-_SAFETY = 2.0
+# Exact search is tried up to this many buffers and conflicting pairs (its overlap lists and
+# undo log grow with the pairs).
+EXACT_BUFFERS = 50_000
+EXACT_PAIRS = 20_000_000
 
-# The part of the remaining budget that exact search gets before skyline local search, and the
-# part it may spend on its first capacity (see `exact_offsets`).
-_EXACT_SHARE = 0.5
-_PATIENCE_SHARE = 0.1
+# Node limit of one search in the descent (a capacity is given up as unknown after the three
+# preorders reach it).
+_TRY_NODES = 32_768
+
+# Log-normal spreads of the size noise in restarts, used in turn.
+_NOISE = (0.05, 0.15, 0.3, 0.6)
+
+# The share of local-search moves that take a top buffer (the rest take a peak-antichain one).
+_TOP_MOVES = 0.6
+
+
+class _Work:
+    """Steps done so far against the iteration limit, the deadline and the cancel token."""
+
+    def __init__(self, budget: float, iterations: int | None, cancel: CancelToken):
+        self.deadline = time.perf_counter() + max(budget, 0.0)
+        self.limit = iterations
+        self.used = 0
+        self.cancel = cancel
+
+    def left(self) -> int | None:
+        """Steps left under the iteration limit (None: no limit)."""
+        return None if self.limit is None else max(self.limit - self.used, 0)
+
+    def over(self) -> bool:
+        """Whether to stop: the limit or deadline reached (raises `Cancelled` when cancelled)."""
+        self.cancel.check()
+        return (self.limit is not None and self.used >= self.limit) or \
+            time.perf_counter() >= self.deadline
+
+    def interrupted(self) -> bool:
+        """Whether a running kernel should stop now (polled from another thread's view)."""
+        return self.cancel.cancelled or time.perf_counter() >= self.deadline
+
+
+@dataclasses.dataclass
+class _Best:
+    """The lowest candidate so far: its height, label, request order, fit and offsets."""
+
+    height: int
+    label: str
+    order: np.ndarray
+    fit: str
+    offsets: np.ndarray
+
+    def offer(self, height: int, label: str, order: np.ndarray, fit: str,
+              offsets: np.ndarray) -> bool:
+        """Keep the candidate if it is strictly lower; whether it was."""
+        if height >= self.height:
+            return False
+        self.height, self.label, self.order, self.fit, self.offsets = \
+            height, label, order, fit, offsets
+        return True
 
 
 def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
-           cancel: CancelToken = NEVER) -> Plan:
-    """The smallest plan found within `budget` seconds (see the module docstring)."""
-    deadline = time.perf_counter() + max(budget, 0.0)
-    bound = model.lower_bound(cancel).bytes
+           cancel: CancelToken = NEVER, seed: int = 0, iterations: int | None = None) -> Plan:
+    """The smallest plan found within `budget` seconds and `iterations` steps (see the module
+    docstring); `seed` picks the random choices. The plan records seed, steps and proof."""
+    work = _Work(budget, iterations, cancel)
+    bound = model.lower_bound(cancel)
     order = np.asarray(order, dtype=np.int64)
     if not fits_int64(graph):
         # Offsets could overflow the kernels' integers: compare the greedy plans directly.
-        plans = [plan_order(graph, model, o, fit, capacity, label)
-                 for label, o, fit in _portfolio(graph, model, order)]
-        return min(plans, key=lambda p: p.slab_bytes)
+        plans = [plan_order(graph, model, o, fit, capacity, f"search ({label}, {fit} fit)",
+                            cancel=cancel) for label, o, fit in _portfolio(graph, model, order)]
+        best_plan = min(plans, key=lambda p: p.slab_bytes)  # ties: the earlier entry
+        return _stamped(best_plan, seed, len(plans), bound.bytes, bound.bytes)
     packer = Packer(graph, model)
-    (height, label, winner, fit, offsets), took = _best_of_portfolio(
-        packer, _portfolio(graph, model, order), bound, deadline)
-    if height > bound and _skyline_affordable(model):
-        for found, how in _serial_packings(packer, model, bound, deadline):
-            # Placing a packing in offset order by first fit reproduces (or beats) it.
-            in_offset_order = np.lexsort((model.first, found))
-            packed = packer.offsets(in_offset_order, FITS["first"])
-            if _top(packed, packer) < height:
-                height, label, winner, fit, offsets = _top(packed, packer), how, \
-                    in_offset_order, "first", packed
-    elif height > bound:
-        improved = _local_search(packer, winner, FITS[fit], offsets, bound, deadline, took)
-        if improved is not None:
-            winner, offsets = improved
-            label += " + local search"
-    return plan_order(graph, model, winner, fit, capacity, f"search ({label}, {fit} fit)",
-                      packer, offsets)
+    best = None
+    for label, candidate, fit in _portfolio(graph, model, order, _witness(graph, bound)):
+        offsets = packer.offsets(candidate, FITS[fit])
+        work.used += 1
+        if best is None:
+            best = _Best(_top(offsets, packer), label, candidate, fit, offsets)
+        else:
+            best.offer(_top(offsets, packer), label, candidate, fit, offsets)
+        if best.height <= bound.bytes or work.over():
+            break
+    proven = bound.bytes  # no plan is lower (raised by capacities exact search rules out)
+    if best.height > proven and not work.over():
+        first_last = model.intervals
+        if first_last is not None and _exact_affordable(model, packer.n):
+            proven = _exact(graph, model, packer, first_last, best, proven, work, seed)
+        else:
+            _restarts(packer, best, bound.bytes, _witness(graph, bound), work, seed)
+    plan = plan_order(graph, model, best.order, best.fit, capacity,
+                      f"search ({best.label}, {best.fit} fit)", packer, best.offsets,
+                      cancel=cancel)
+    return _stamped(plan, seed, work.used, bound.bytes, proven)
+
+
+def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int) -> Plan:
+    """`plan` with its seed, the steps spent and what is known of its optimality."""
+    if plan.slab_bytes <= proven:
+        proof = "optimal"
+    else:
+        proof = f"best found, {plan.slab_bytes / bound - 1:.2%} over the bound"
+        if proven > bound:
+            proof += f" ({plan.slab_bytes / proven - 1:.2%} over what exact search proved)"
+    return dataclasses.replace(plan, seed=seed, iterations=steps, proof=proof)
 
 
 def _top(offsets: np.ndarray, packer: Packer) -> int:
     return int((offsets + packer.size).max()) if len(offsets) else 0
 
 
-def _best_of_portfolio(packer: Packer, portfolio, bound: int, deadline: float):
-    """((height, label, order, fit, offsets), seconds it took) of the lowest portfolio entry
-    tried in time.
+def _witness(graph: Graph, bound) -> np.ndarray:
+    """The lower bound's witness (buffers all live at once) as buffer indices."""
+    index = graph.buffer_index
+    return np.array([index[name] for name in bound.witness], dtype=np.int64)
 
-    Entries run on all cores at once (the kernels release the GIL). The first entry always
-    runs; a later one starts only if twice the slowest run so far (orders differ in cost; a run
-    still going counts with the time it has taken) would still end before the deadline, and
-    none starts once a plan reaches the bound.
+
+def _exact_affordable(model, n: int) -> bool:
+    pairs = model.conflict_pairs
+    return n <= EXACT_BUFFERS and (pairs is None or pairs <= EXACT_PAIRS)
+
+
+def _exact(graph: Graph, model, packer: Packer, first_last, best: _Best, proven: int,
+           work: _Work, seed: int) -> int:
+    """Improve `best` by exact search; the highest bound the searches proved (no packing is
+    lower).
+
+    Two searches run side by side, each deterministic on its own: a probe at the lower bound
+    (where most traces have their optimum) and a descent from the best height towards it. The
+    probe's packing wins when it finds one; the descent stops then, as its result is unused.
+    With an iteration limit each gets half of what is left.
     """
-    entries = enumerate(portfolio)
-    workers = os.cpu_count() or 1
-    best, best_position = None, 0
-    slowest = 0.0
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        running = {}  # future -> its entry's position in the portfolio
-        began = {}  # future -> when it started
+    first, last = first_last
+    trace = exact.prepare(packer.size, first, last, _step_times(graph, model, first, last))
+    left = work.left()
+    probe_work = exact.Work(None if left is None else left // 2, work.interrupted)
+    probe: list = []
 
-        def start(entry):
-            label, candidate, fit = entry
-            began = time.perf_counter()
-            offsets = packer.offsets(candidate, FITS[fit])
-            return time.perf_counter() - began, (_top(offsets, packer), label, candidate, fit,
-                                                 offsets)
+    def run_probe():
+        probe.append(exact.feasible(trace, proven, probe_work, first_heuristic=seed))
 
-        def submit(position, entry):
-            future = pool.submit(start, entry)
-            running[future], began[future] = position, time.perf_counter()
-
-        submit(*next(entries))
-        while running:
-            while len(running) < workers and (best is None or best[0] > bound):
-                now = time.perf_counter()
-                # A run still going has taken at least this long: the slowest may be it.
-                longest = max([slowest] + [now - began[f] for f in running])
-                if now + _SAFETY * longest >= deadline:
-                    break
-                position, entry = next(entries, (None, None))
-                if entry is None:
-                    break
-                submit(position, entry)
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                took, result = future.result()
-                slowest = max(slowest, took)
-                # Ties go to the earlier entry, so the winner does not depend on thread timing.
-                if best is None or (result[0], running[future]) < (best[0], best_position):
-                    best, best_position, best_took = result, running[future], took
-                del running[future]
-    return best, best_took
+    prober = threading.Thread(target=run_probe, daemon=True)
+    prober.start()
+    descent_work = exact.Work(None if left is None else left - left // 2,
+                              lambda: work.interrupted() or _solved(probe))
+    found, descent_proven = _descend(trace, proven + 1, best.height - 1, descent_work, seed)
+    prober.join()
+    work.used += probe_work.used + descent_work.used
+    work.cancel.check()
+    status, offsets = probe[0]
+    if status == exact.SOLVED:
+        found = offsets
+    elif status == exact.INFEASIBLE:
+        proven = max(proven + 1, descent_proven)
+    if found is not None:
+        # First fit in offset order reproduces the packing (or lowers it).
+        in_offset_order = np.lexsort((first, found))
+        packed = packer.offsets(in_offset_order, FITS["first"])
+        work.used += 1
+        best.offer(_top(packed, packer), "exact search under a capacity", in_offset_order,
+                   "first", packed)
+    return proven
 
 
-def _serial_packings(packer: Packer, model, bound: int, deadline: float):
-    """(offsets, label) of the packings that exact search under a fixed capacity, then skyline
-    local search, find before `deadline`; the latter is skipped once the former hits `bound`."""
-    now = time.perf_counter()
-    # Exact search solves most hard instances within a few percent quickly, or not at all.
-    exact = exact_offsets(packer.size, model.first, model.last, bound,
-                          _PATIENCE_SHARE * (deadline - now), now + _EXACT_SHARE * (deadline - now))
-    if exact is not None:
-        yield exact[0], "exact search under a capacity"
-        if exact[1] <= bound:
-            return
-    skyline, _ = skyline_offsets(packer.size, model.first, model.last, bound, deadline)
-    yield skyline, "skyline packing + local search"
+def _solved(probe: list) -> bool:
+    return bool(probe) and probe[0][0] == exact.SOLVED
 
 
-def _skyline_affordable(model) -> bool:
-    """Whether skyline packings are cheap enough to search with (serial model, small traces)."""
-    if model.name != "serial" or not len(model.first):
-        return False
-    return len(model.first) * (int(model.last.max()) + 1) <= WORK_LIMIT
+def _descend(trace: exact.Trace, lo: int, hi: int, work: exact.Work, seed: int
+             ) -> tuple[np.ndarray | None, int]:
+    """(the lowest packing found, or None; the bound proved) by searches under capacities
+    from `hi` down towards `lo`: each aims a quarter of the way down, as successes are cheap
+    and capacities below the optimum cost a search's whole node limit."""
+    size = trace.size
+    found = None
+    proven = lo - 1
+    while lo <= hi and work.left() > 0 and not work.stopped:
+        capacity = hi - (hi - lo) // 4
+        status, offsets = exact.feasible(trace, capacity, work, _TRY_NODES, first_heuristic=seed)
+        if status == exact.SOLVED:
+            found = offsets
+            hi = int((offsets + size).max()) - 1
+        else:
+            if status == exact.INFEASIBLE:
+                proven = max(proven, capacity + 1)
+            lo = capacity + 1
+    return found, proven
 
 
-def _portfolio(graph: Graph, model, order: np.ndarray):
+def _step_times(graph: Graph, model, first: np.ndarray, last: np.ndarray) -> np.ndarray | None:
+    """Per step of the schedule, its time when every scheduled node carries one (a MiniMalloc
+    file keeps them), so lifetime widths are measured in the file's time; else None."""
+    schedule = getattr(model, "schedule", None)
+    steps = int(last.max()) + 1 if len(last) else 0
+    if schedule is None or len(schedule) != steps:
+        return None
+    times = [graph.nodes[i].attrs.get("time") for i in schedule]
+    if not all(isinstance(t, int) for t in times):
+        return None
+    return np.asarray(times, dtype=np.int64)
+
+
+def _restarts(packer: Packer, best: _Best, bound: int, witness: np.ndarray, work: _Work,
+              seed: int) -> None:
+    """Improve `best` until the bound, the limit or the deadline: perturbed largest-first
+    restarts alternate with local-search moves from the best order."""
+    rng = np.random.default_rng(seed)
+    size = packer.size.astype(np.float64)
+    n = packer.n
+    current, current_height, current_offsets = best.order, best.height, best.offsets
+    current_fit = FITS[best.fit]
+    round_ = 0
+    while best.height > bound and n > 1 and not work.over():
+        if round_ % 2 == 0:
+            noise = _NOISE[(round_ // 2) % len(_NOISE)]
+            key = size * np.exp(noise * rng.standard_normal(n))
+            trial = np.argsort(-key, kind="stable")
+            fit = "first" if (round_ // 2) % 3 else "best"
+            label = "perturbed largest-first"
+        else:
+            trial = _moved(current, current_offsets, current_height, packer, witness, rng)
+            fit = "first" if current_fit == FITS["first"] else "best"
+            label = "local search"
+        round_ += 1
+        offsets = packer.offsets(trial, FITS[fit])
+        work.used += 1
+        height = _top(offsets, packer)
+        best.offer(height, label, trial, fit, offsets)
+        # Local search walks from the lowest order so far, across plateaus of equal height.
+        if height <= current_height:
+            current, current_height, current_offsets = trial, height, offsets
+            current_fit = FITS[fit]
+
+
+def _moved(order: np.ndarray, offsets: np.ndarray, height: int, packer: Packer,
+           witness: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """`order` with one buffer requested earlier: one reaching the top of the slab, or one of
+    the peak antichain (they must all stack, so early requests keep them low)."""
+    n = len(order)
+    if len(witness) and rng.random() >= _TOP_MOVES:
+        moved = witness[rng.integers(len(witness))]
+    else:
+        top = np.flatnonzero(offsets + packer.size == height)
+        moved = top[rng.integers(len(top))]
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    at = int(position[moved])
+    trial = order.copy()
+    if at == 0:
+        a, b = rng.integers(n, size=2)
+        trial[a], trial[b] = order[b], order[a]
+        return trial
+    to = int(rng.integers(at))
+    trial[to + 1:at + 1] = order[to:at]
+    trial[to] = moved
+    return trial
+
+
+def _portfolio(graph: Graph, model, order: np.ndarray, witness: np.ndarray | None = None):
     """(label, order, fit) entries, most often best first; first fit in request order leads."""
     size = np.asarray(graph.reserved, dtype=np.float64)
     first, last = model.use_steps()
@@ -155,6 +307,11 @@ def _portfolio(graph: Graph, model, order: np.ndarray):
     earliest = np.lexsort((index, -size, first))
     yield "request order", order, "first"
     yield "largest-first", largest, "first"
+    if witness is not None and len(witness):
+        # The peak antichain stacked first reaches the bound for its own bytes.
+        in_witness = np.zeros(len(size), dtype=bool)
+        in_witness[witness] = True
+        yield "peak antichain first", np.lexsort((index, first, -size, ~in_witness)), "first"
     yield "longest-lived first", longest, "best"
     yield "largest-first", largest, "best"
     yield "largest area first", area, "first"
@@ -165,50 +322,10 @@ def _portfolio(graph: Graph, model, order: np.ndarray):
     yield "request order", order, "best"
 
 
-def _local_search(packer: Packer, order: np.ndarray, fit: int, offsets: np.ndarray,
-                  bound: int, deadline: float, took: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """A better order than `order` (placed at `offsets`, which took `took` seconds) found before
-    `deadline`, with its offsets; or None.
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every search kernel on tiny inputs, so the first
+    real search does not stall on compilation."""
+    from .packing import warm_up as warm_packing
 
-    A move takes a buffer that reaches the top of the slab and requests it earlier, or swaps two
-    requests; moves that do not raise the slab are kept, so the search can cross plateaus. No
-    move starts that twice the slowest move so far (or placing `order`) says would end past the
-    deadline.
-    """
-    n = len(order)
-    size = packer.size
-    current, current_height = order, _top(offsets, packer)
-    if n < 2 or current_height <= bound:
-        return None
-    rng = np.random.default_rng(0)
-    best = None
-    slowest = took
-    while True:
-        began = time.perf_counter()
-        if began + _SAFETY * slowest > deadline:
-            return best
-        position = np.empty(n, dtype=np.int64)
-        position[current] = np.arange(n)
-        trial = current.copy()
-        if rng.random() < 0.7:
-            top = np.flatnonzero(offsets + size == current_height)
-            moved = top[rng.integers(len(top))]
-            at = position[moved]
-            if at == 0:
-                continue
-            to = rng.integers(at)
-            trial[to + 1:at + 1] = current[to:at]
-            trial[to] = moved
-        else:
-            a, b = rng.integers(n, size=2)
-            trial[a], trial[b] = current[b], current[a]
-        trial_offsets = packer.offsets(trial, fit)
-        slowest = max(slowest, time.perf_counter() - began)
-        trial_height = _top(trial_offsets, packer)
-        if trial_height <= current_height:
-            improved = trial_height < current_height
-            current, current_height, offsets = trial, trial_height, trial_offsets
-            if improved:
-                best = (current, offsets)
-                if current_height <= bound:
-                    return best
+    warm_packing()
+    exact.warm_up()
