@@ -27,8 +27,9 @@ def build_view(session, view: str) -> QWidget:
         from app.views.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
-        from app.views.dag_view import DagView
-        return DagView(session)
+        # The DAG, or live bytes over time for a chain of time steps, as the window shows it.
+        from app.views.graph_panel import GraphPanel
+        return GraphPanel(session)
     if view == "timeline":
         from app.views.timeline_view import TimelineView
         return TimelineView(session)

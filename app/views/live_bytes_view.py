@@ -1,0 +1,154 @@
+"""The central panel for graphs that are only a chain of time steps: live bytes over time.
+
+The curve is the reserved bytes of the buffers live at each schedule step (`planner.live_bytes`).
+Its peak is the serial model's lower bound; the plan's slab size is drawn across it, and for a
+PyTorch snapshot so are the bytes PyTorch's caching allocator held reserved and live at each step.
+Pointing at a step hovers it, so the lifetime map marks it too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from app.views.byte_axis import ByteAxis, format_bytes
+from app.views.range_zoom import RangeZoomViewBox
+from planner.live_bytes import LiveBytes, live_bytes
+
+LIVE_COLOR = QColor("#4C78A8")
+SLAB_COLOR = QColor("#B00020")
+BOUND_COLOR = QColor("#1B7F3B")
+RESERVED_COLOR = QColor("#9D755D")
+ALLOCATED_COLOR = QColor("#F58518")
+HINT = ("Drag across a range of steps to zoom into it, Shift+drag pans, double-click shows all; "
+        "point at a step to mark it in the lifetime map.")
+
+
+class LiveBytesView(QWidget):
+    """Live bytes per schedule step, with the peak (the lower bound) and the slab marked."""
+
+    def __init__(self, session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.curve: LiveBytes | None = None
+        self._curve_graph = None
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.hint = QLabel(HINT)
+        self.hint.setWordWrap(True)
+        self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
+                                         axisItems={"left": ByteAxis("left")})
+        plot = self.plot_widget.getPlotItem()
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        plot.setLabel("left", "live bytes")
+        plot.setLabel("bottom", "schedule step")
+        plot.getAxis("left").setWidth(self.fontMetrics().horizontalAdvance("1,000.0 KiB") + 28)
+        plot.showGrid(y=True, alpha=0.15)
+        plot.setClipToView(True)
+        plot.setDownsampling(auto=True, mode="peak")  # 70,000 steps draw as fast as 1,000
+        # Bottom right: the curve's tail is low there, the marks and the peak are high up.
+        self.legend = plot.addLegend(offset=(-10, -10), labelTextColor="#222222",
+                                     brush=pg.mkBrush(255, 255, 255, 220))
+        self.view_box = plot.getViewBox()
+        self.view_box.setMouseEnabled(x=True, y=False)
+        plot.scene().sigMouseMoved.connect(self._pointer_moved)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.plot_widget, 1)
+        layout.addWidget(self.hint)
+        session.sigGraphChanged.connect(self.redraw)
+        session.sigPlanChanged.connect(self.redraw)
+        self.redraw()
+
+    def redraw(self, *_) -> None:
+        """Draw the curve of the session's graph and the marks of its plan."""
+        plot = self.plot_widget.getPlotItem()
+        plot.clear()
+        self.legend.clear()
+        graph = self.session.graph
+        if graph is None:
+            self.curve, self._curve_graph = None, None
+            self.summary.setText("no graph open")
+            return
+        if self._curve_graph is not graph:
+            self.curve, self._curve_graph = live_bytes(graph), graph
+        curve = self.curve
+        steps = np.arange(len(curve.bytes) + 1, dtype=float)
+        trace = getattr(graph, "allocator", None)
+        if trace is not None:
+            self._step_curve(plot, steps, trace.step_reserved_bytes, RESERVED_COLOR,
+                             "PyTorch reserved", fill=False)
+            self._step_curve(plot, steps, trace.step_live_bytes, ALLOCATED_COLOR,
+                             "PyTorch live", fill=False)
+        self._step_curve(plot, steps, curve.bytes, LIVE_COLOR, "live bytes (planned buffers)",
+                         fill=True)
+        plot.addItem(pg.ScatterPlotItem(x=[curve.peak_step + 0.5], y=[float(curve.peak)],
+                                        symbol="t", size=12, brush=pg.mkBrush(BOUND_COLOR),
+                                        pen=pg.mkPen(None)))
+        self._level(plot, curve.peak, BOUND_COLOR, "peak = lower bound")
+        plan = self.session.plan
+        if plan is not None:
+            self._level(plot, plan.slab_bytes, SLAB_COLOR, "slab of the plan")
+        self.summary.setText(self._summary_html(curve, plan, trace))
+        self.view_box.autoRange()
+
+    def _step_curve(self, plot, steps, values, colour: QColor, name: str, fill: bool) -> None:
+        fill_colour = QColor(colour)
+        fill_colour.setAlpha(70)
+        # Steps as an explicit staircase: pyqtgraph's stepMode breaks under downsampling.
+        x = np.repeat(steps, 2)[1:-1]
+        y = np.repeat(np.asarray(values, dtype=float), 2)
+        item = pg.PlotDataItem(x, y, pen=pg.mkPen(colour, width=1.5), name=name,
+                               fillLevel=0 if fill else None,
+                               brush=pg.mkBrush(fill_colour) if fill else None)
+        plot.addItem(item)
+
+    def _level(self, plot, value: int, colour: QColor, name: str) -> None:
+        line = pg.PlotDataItem([0, len(self.curve.bytes)], [float(value)] * 2, name=name,
+                               pen=pg.mkPen(colour, width=1.5, style=Qt.PenStyle.DashLine))
+        plot.addItem(line)
+
+    def _summary_html(self, curve: LiveBytes, plan, trace) -> str:
+        step = curve.step_names[curve.peak_step] if curve.step_names else "-"
+        parts = [f"<b>{len(curve.bytes):,} steps</b> &nbsp; "
+                 f"<b style='color:{BOUND_COLOR.name()}'>peak live</b> {curve.peak:,} B "
+                 f"({format_bytes(curve.peak)}) at step {curve.peak_step:,} ({step}), "
+                 "the least slab any plan can have"]
+        if plan is not None:
+            over = plan.slab_bytes / curve.peak - 1 if curve.peak else 0.0
+            parts.append(f"<b style='color:{SLAB_COLOR.name()}'>slab</b> {plan.slab_bytes:,} B "
+                         f"({format_bytes(plan.slab_bytes)}), {over:.1%} above it")
+        if trace is not None:
+            parts.append(f"<b style='color:{RESERVED_COLOR.name()}'>PyTorch reserved</b> peak "
+                         f"{format_bytes(trace.peak_reserved_bytes)} · "
+                         f"<b style='color:{ALLOCATED_COLOR.name()}'>live</b> peak "
+                         f"{format_bytes(trace.peak_allocated_bytes)}")
+        return " &nbsp; ".join(parts)
+
+    def _pointer_moved(self, position) -> None:
+        if self.curve is None or not self.plot_widget.sceneBoundingRect().contains(position):
+            return
+        step = int(np.floor(self.view_box.mapSceneToView(position).x()))
+        inside = 0 <= step < len(self.curve.step_names)
+        self.session.hover_node(self.curve.step_names[step] if inside else None)
+        if inside:
+            self.plot_widget.setToolTip(f"step {step:,} ({self.curve.step_names[step]}): "
+                                        f"{format_bytes(int(self.curve.bytes[step]))} live")
+
+    def leaveEvent(self, event) -> None:
+        self.session.hover_node(None)
+        super().leaveEvent(event)
+
+    def enter_export(self) -> None:
+        """Drop the hint, so that a picture shows only the curve."""
+        self.hint.hide()
+
+    def leave_export(self) -> None:
+        """Bring back what `enter_export` hid."""
+        self.hint.show()
