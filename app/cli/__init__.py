@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
 
 from planner import CapacityError, PlanError
+from planner.input_limits import one_line
 
 # Subcommand name -> (module under app/cli/, one-line help).
 SUBCOMMANDS = {
@@ -26,9 +28,18 @@ EXIT_BAD_INPUT = 2
 EXIT_CAPACITY = 3
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line; the usage is what `--help` is for."""
+
+    def error(self, message: str):
+        """Print `prog: error: message` and exit 2, as argparse does, without the usage."""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} "
+                                  f"(see {self.prog} --help)\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only `command`'s module is imported, so `plan` never loads Qt or CuPy."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="slabscope",
         description="Plan a compute graph's buffers into one slab. "
                     "`slabscope [FILE]` opens the window.")
@@ -42,7 +53,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings (what an import had to guess) as one line, without the source location."""
-    print(f"slabscope: warning: {message}", file=sys.stderr)
+    print(f"slabscope: warning: {one_line(str(message))}", file=sys.stderr)
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's last flush of what could
+    not be written (a closed pipe, a full disk) neither fails nor prints a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a stream without a descriptor (tests)
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,10 +77,22 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
-            return module.run(args)
+            code = module.run(args)
+            sys.stdout.flush()  # a write error surfaces here, not at interpreter exit
+            return code
+        except BrokenPipeError:
+            # The reader stopped early (`| head`): what it wanted, it got.
+            _discard_stdout()
+            return 0
         except CapacityError as exc:
-            print(f"slabscope: {exc}", file=sys.stderr)
+            print(f"slabscope: {one_line(str(exc))}", file=sys.stderr)
             return EXIT_CAPACITY
         except PlanError as exc:
-            print(f"slabscope: {exc}", file=sys.stderr)
+            print(f"slabscope: {one_line(str(exc))}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except OSError as exc:  # writing the output: a full disk (/dev/full), a closed stream
+            _discard_stdout()
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"slabscope: cannot write output: {where}{exc.strerror or exc}",
+                  file=sys.stderr)
             return EXIT_BAD_INPUT

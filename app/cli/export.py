@@ -34,6 +34,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=10, help="executes for --run (default 10)")
 
 
+# QPainter draws on images of at most 32,767 pixels a side; past that Qt fails or the
+# allocation alone runs out of memory.
+MAX_PIXELS_PER_SIDE = 32_767
+MAX_SCALE = 8.0
+
+
+def _check_size(args) -> None:
+    """A PlanError unless --scale, --width and --height give an image Qt can draw."""
+    if not 0 < args.scale <= MAX_SCALE:  # NaN fails this too
+        raise planner.PlanError(f"--scale must be positive and at most {MAX_SCALE:g}, "
+                                f"got {args.scale:g}")
+    for name in ("width", "height"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            raise planner.PlanError(f"--{name} must be positive, got {value}")
+        if value is not None and value * args.scale > MAX_PIXELS_PER_SIDE:
+            raise planner.PlanError(f"--{name} {value:,} at scale {args.scale:g} is over "
+                                    f"{MAX_PIXELS_PER_SIDE:,} pixels")
+
+
 def run(args) -> int:
     """Plan the file, draw the chosen view offscreen and write the PNG and/or SVG; errors raise
     PlanError."""
@@ -48,12 +68,7 @@ def run(args) -> int:
     # Plan once up front so a bad order, algorithm or capacity fails with the planner's own error.
     planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
                  conflicts=conflicts, budget=args.budget)
-    if args.scale <= 0:
-        raise planner.PlanError(f"--scale must be positive, got {args.scale:g}")
-    for name in ("width", "height"):
-        value = getattr(args, name)
-        if value is not None and value <= 0:
-            raise planner.PlanError(f"--{name} must be positive, got {value}")
+    _check_size(args)
 
     from pathlib import Path
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -25,18 +26,22 @@ def run(args) -> int:
 
     import planner
     from app.session import Session
-    from app.state.session import read_session
+    from app.state.session_file import read_session
     from app.window import SESSION_SUFFIX, MainWindow
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setOrganizationName("Slabscope")
-    app.setApplicationName("Slabscope")
     path = args.file or default_example()
     # Read (not plan) the file before any window appears, so a bad one is one line on stderr.
     if path.suffix == SESSION_SUFFIX:
         graph, graph_path, settings = read_session(path)
     else:
         graph, graph_path, settings = planner.load(path), path, {}
+    if QApplication.instance() is None:
+        missing = _missing_display()
+        if missing:
+            raise planner.PlanError(missing)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName("Slabscope")
+    app.setApplicationName("Slabscope")
     session = Session()
     window = MainWindow(session)
     window.planning.warm_up()
@@ -44,3 +49,14 @@ def run(args) -> int:
     window.opened(path)
     window.show()
     return app.exec()
+
+
+def _missing_display() -> str | None:
+    """Why the window cannot open here, or None. Qt aborts the process (SIGABRT) when its X11
+    or Wayland plugin finds no display, so this is checked before Qt is asked."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return ("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); "
+            "`slabscope plan` and `slabscope export` need none")

@@ -15,6 +15,17 @@ DEFAULT_ALGORITHM = "first-fit"
 DEFAULT_BUDGET = 2.0
 
 
+def seconds(text: str) -> float:
+    """A finite, non-negative number of seconds (argparse type): `nan` or `inf` would never stop."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text!r}")
+    return value
+
+
 def add_planning_options(parser: argparse.ArgumentParser) -> None:
     """Add `--algorithm`, `--conflicts` and `--budget` to `parser`."""
     parser.add_argument("--algorithm", choices=list(planner.ALGORITHMS), default=DEFAULT_ALGORITHM,
@@ -22,7 +33,7 @@ def add_planning_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conflicts", choices=list(planner.CONFLICT_MODELS),
                         help="conflict model: dag (may run concurrently) or serial (one "
                              "schedule); default: serial for MiniMalloc chains, dag otherwise")
-    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+    parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET,
                         help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g})")
 
 

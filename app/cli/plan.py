@@ -6,6 +6,7 @@ import argparse
 import json
 
 import planner
+from planner.input_limits import one_line
 from planner.minimalloc_csv import write_minimalloc_csv
 from planner.torch_snapshot import load_snapshot
 
@@ -87,18 +88,19 @@ def gap(result, bound) -> float:
 
 
 def format_plan(graph, result, bound=None) -> str:
-    """The plan as a table (request, bytes, offset, reuses) and a summary.
+    """The plan as a table (request, bytes, offset, reuses) and a summary; names that do not
+    print (a newline in them) appear escaped, so every row stays one line.
 
     Plans without a trace (very large graphs) show "?" for reuses.
     """
     rows = [("#", "request", "bytes", "offset", "reuses")]
     steps = result.steps or [None] * len(result.placements)
     for request, (step, placement) in enumerate(zip(steps, result.placements)):
-        reuses = "?" if step is None else ", ".join(step.reuses) or "-"
-        rows.append((str(request), placement.name, f"{placement.bytes:,}",
+        reuses = "?" if step is None else ", ".join(map(one_line, step.reuses)) or "-"
+        rows.append((str(request), one_line(placement.name), f"{placement.bytes:,}",
                      f"{placement.offset:,}", reuses))
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
-    lines = [f"{graph.name}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes, "
+    lines = [f"{one_line(graph.name)}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes, "
              f"alignment {graph.alignment}, conflicts {result.conflict_model}, "
              f"algorithm {result.algorithm}", ""]
     for r in rows:

@@ -7,6 +7,7 @@ import json
 import sys
 
 import planner
+from planner.input_limits import one_line
 
 from app.cli.options import add_planning_options, conflicts_for
 from app.cli.plan import split_order
@@ -122,4 +123,4 @@ def format_report(report) -> str:
     v = report.verification
     if v is not None:
         lines.append(("verified: " if v.ok else "NOT VERIFIED: ") + v.summary())
-    return "\n".join(lines)
+    return "\n".join(map(one_line, lines))  # a name with a newline must not break a row

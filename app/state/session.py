@@ -24,11 +24,11 @@ from psygnal import Signal
 import planner
 from planner.cancel import Cancelled
 
+from app.state.selection import Selection
+from app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
 from app.state.tasks import Executor, ImmediateExecutor, Task
 from app.state.undo import UndoCommand, UndoStack
 
-SESSION_FORMAT = "slabscope-session"
-SESSION_VERSION = 1
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer
 
@@ -103,9 +103,11 @@ class Session:
         self.loading = False  # whether `busy` is a file being loaded (else a plan being made)
         self.busy_since: float | None = None
         self.last_run = None
-        self.hovered_node: str | None = None
-        self.hovered_buffer: str | None = None
-        self.selection: tuple[str, ...] = ()
+        # Hover and selection live in one model every panel shares; its signals are the session's.
+        self.selection_model = Selection()
+        self.selection_model.sigHoverNode.connect(self.sigHoverNode.emit)
+        self.selection_model.sigHoverBuffer.connect(self.sigHoverBuffer.emit)
+        self.selection_model.sigSelectionChanged.connect(self.sigSelectionChanged.emit)
         self._previous_plan: planner.Plan | None = None  # on screen while `plan` is made
         self._plans: dict[tuple, PlanOutcome] = {}  # settings key -> outcome, this graph's
         self._bounds: dict = {}  # conflict model name -> lower bound, this graph's
@@ -200,8 +202,7 @@ class Session:
         # The old graph's plans must not reach views that already see the new graph.
         self.plan, self.plan_error, self._previous_plan = None, None, None
         self._plans, self._bounds = {}, {}
-        self.hovered_node = self.hovered_buffer = None
-        self.selection = ()
+        self.selection_model.clear()
         self.undo_stack.clear()
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)
@@ -364,72 +365,39 @@ class Session:
 
     # --- transient highlight state (not undoable) ----------------------------------------
 
+    @property
+    def hovered_node(self) -> str | None:
+        """The node under the pointer (`selection_model`'s)."""
+        return self.selection_model.hovered_node
+
+    @property
+    def hovered_buffer(self) -> str | None:
+        """The buffer under the pointer (`selection_model`'s)."""
+        return self.selection_model.hovered_buffer
+
+    @property
+    def selection(self) -> tuple[str, ...]:
+        """The selected buffers (`selection_model`'s; the inspector compares the first two)."""
+        return self.selection_model.buffers
+
     def hover_node(self, name: str | None) -> None:
         """Announce the node under the pointer (None when it leaves)."""
-        if name != self.hovered_node:
-            self.hovered_node = name
-            self.sigHoverNode.emit(name)
+        self.selection_model.hover_node(name)
 
     def hover_buffer(self, name: str | None) -> None:
         """Announce the buffer under the pointer (None when it leaves)."""
-        if name != self.hovered_buffer:
-            self.hovered_buffer = name
-            self.sigHoverBuffer.emit(name)
+        self.selection_model.hover_buffer(name)
 
     def select_buffers(self, names) -> None:
-        """Set the selected buffers (the inspector compares the first two)."""
-        names = tuple(names)
-        if names != self.selection:
-            self.selection = names
-            self.sigSelectionChanged.emit(names)
+        """Set the selected buffers."""
+        self.selection_model.select_buffers(names)
 
     def pick_buffer(self, name: str | None, toggle: bool = False) -> None:
         """A click on buffer `name` (None: on nothing): select it alone, or with `toggle` add it
         to the selection or take it out."""
-        if name is None:
-            self.select_buffers(())
-        elif toggle:
-            chosen = [n for n in self.selection if n != name]
-            if name not in self.selection:
-                chosen.append(name)
-            self.select_buffers(chosen)
-        else:
-            self.select_buffers((name,))
+        self.selection_model.pick_buffer(name, toggle)
 
     def set_last_run(self, report) -> None:
         """Store the latest run report from `gpu` (None clears it)."""
         self.last_run = report
         self.sigRunChanged.emit(report)
-
-
-def read_session(path) -> tuple[planner.Graph, Path, dict]:
-    """Parse and check a session file: the graph it names, that graph's path, and the settings
-    (`order`, `algorithm`, `conflicts`, `capacity`) ready for `Session.set_graph`."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise planner.PlanError(f"cannot read session {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise planner.PlanError(f"session {path.name} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
-        raise planner.PlanError(f"{path.name} is not a Slabscope session file")
-    if not isinstance(data.get("graph"), str):
-        raise planner.PlanError(f"session {path.name}: 'graph' must be a file path")
-    graph_path = (path.parent / data["graph"]).resolve()
-    graph = planner.load(graph_path)
-    algorithm = data.get("algorithm", "first-fit")
-    conflicts = data.get("conflicts", "dag")
-    capacity = data.get("capacity")
-    order = data.get("order")
-    if algorithm not in planner.ALGORITHMS:
-        raise planner.PlanError(f"session {path.name}: unknown algorithm {algorithm!r}")
-    if conflicts not in planner.CONFLICT_MODELS:
-        raise planner.PlanError(f"session {path.name}: unknown conflict model {conflicts!r}")
-    if capacity is not None and (type(capacity) is not int or capacity < 0):
-        raise planner.PlanError(f"session {path.name}: capacity must be a non-negative integer")
-    if order is not None and not (isinstance(order, list) and all(isinstance(n, str) for n in order)):
-        raise planner.PlanError(f"session {path.name}: 'order' must be a list of buffer names")
-    graph.request_order(order)  # raises a PlanError naming an unknown or repeated buffer
-    return graph, graph_path, {"order": order, "algorithm": algorithm, "conflicts": conflicts,
-                               "capacity": capacity}

@@ -1,0 +1,265 @@
+"""Hostile input to the `slabscope` command and its session files, and how it is installed: every
+failure is one line on stderr with exit 2, output errors are caught, nothing hangs or aborts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import planner
+from app.cli import main
+from app.examples import EXAMPLES_DIR, default_example
+from app.state.session_file import SESSION_FORMAT, read_session
+from tests.examples import RELU_UNFUSED
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def slabscope(*args, env=None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """Run the command line in a fresh interpreter (as the installed script does)."""
+    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=ROOT,
+                          stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+
+
+def one_line(err: str) -> str:
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err and "usage:" not in err
+    return err
+
+
+# --- argument errors ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan"], "the following arguments are required: file"),
+    (["plan", str(RELU_UNFUSED), "--algorithm", "magic"], "invalid choice: 'magic'"),
+    (["plan", str(RELU_UNFUSED), "--budget", "nan"], "finite number of seconds"),
+    (["plan", str(RELU_UNFUSED), "--budget", "inf"], "finite number of seconds"),
+    (["generate", "mlp", "--layers", "x"], "invalid int value: 'x'"),
+    (["plan", str(RELU_UNFUSED), "--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_argument_errors_are_one_line_without_usage(capsys, argv, message):
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    err = one_line(capsys.readouterr().err)
+    assert message in err and "--help" in err
+
+
+def test_help_still_shows_the_usage(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["plan", "--help"])
+    assert stopped.value.code == 0 and "usage: slabscope plan" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--scale", "nan"], "--scale must be positive"),
+    (["--scale", "inf"], "--scale must be positive"),
+    (["--width", str(10**12)], "over 32,767 pixels"),
+    (["--height", "20000", "--scale", "2"], "over 32,767 pixels"),
+])
+def test_export_refuses_sizes_it_cannot_draw(tmp_path, capsys, extra, message):
+    assert main(["export", str(RELU_UNFUSED), "--png", str(tmp_path / "x.png"), *extra]) == 2
+    assert message in one_line(capsys.readouterr().err)
+    assert not (tmp_path / "x.png").exists()
+
+
+# --- output streams -----------------------------------------------------------------------------
+
+def _long_trace(tmp_path) -> Path:
+    path = tmp_path / "long.csv"
+    path.write_text("id,lower,upper,size\n" + "".join(f"b{i},{i},{i + 3},64\n"
+                                                     for i in range(20_000)))
+    return path
+
+
+def test_a_closed_pipe_is_a_quiet_exit(tmp_path):
+    command = [sys.executable, "-m", "app.cli", "plan", str(_long_trace(tmp_path))]
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) \
+            as process:
+        process.stdout.readline()  # what `| head -1` reads
+        process.stdout.close()
+        err = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 0
+    assert err == ""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["plan", str(RELU_UNFUSED)], ["generate", "mlp"]])
+def test_a_full_disk_exits_2_with_one_line(argv):
+    with open("/dev/full", "w") as full:
+        result = slabscope(*argv, stdout=full)
+    assert result.returncode == 2
+    assert "No space left on device" in one_line(result.stderr)
+
+
+@pytest.mark.parametrize("target", ["missing/graph.json", "."])
+def test_generate_into_a_missing_folder_or_onto_a_folder(tmp_path, capsys, target):
+    assert main(["generate", "mlp", "-o", str(tmp_path / target)]) == 2
+    assert "cannot write output" in one_line(capsys.readouterr().err)
+
+
+def test_names_with_newlines_keep_the_table_one_row_each(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"nodes": ["a"], "buffers": [
+        {"name": "two\nlines", "bytes": 4, "uses": ["a"]}, {"name": "plain", "bytes": 4,
+                                                             "uses": ["a"]}]}))
+    assert main(["plan", str(path)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line[:1].isdigit()]
+    assert len(rows) == 2 and "two\\nlines" in rows[0]
+
+
+def test_a_name_with_a_newline_in_an_error_stays_one_line(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"nodes": ["a"], "buffers": [
+        {"name": "bad\nname", "bytes": 4, "uses": ["zz\nzz"]}]}))
+    assert main(["plan", str(path)]) == 2
+    assert "'zz\\nzz'" in one_line(capsys.readouterr().err)
+
+
+# --- session files ------------------------------------------------------------------------------
+
+def _session(tmp_path, **fields) -> Path:
+    data = {"format": SESSION_FORMAT, "version": 1, "graph": str(RELU_UNFUSED), **fields}
+    path = tmp_path / "s.slabscope"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"algorithm": ["first-fit"]}, "'algorithm' must be one of"),
+    ({"algorithm": {"a": 1}}, "'algorithm' must be one of"),
+    ({"conflicts": ["dag"]}, "'conflicts' must be one of"),
+    ({"graph": "relu\u0000.json"}, "'graph' must be a file path"),
+    ({"graph": 3}, "'graph' must be a file path"),
+    ({"capacity": -1}, "capacity -1 is out of range"),
+    ({"capacity": True}, "capacity must be an integer"),
+    ({"version": 2}, "version 2 is not one this Slabscope reads"),
+    ({"version": "1"}, "version '1' is not one"),
+    ({"version": None}, "version None is not one"),
+    ({"algoritm": "search"}, "unknown key 'algoritm'; did you mean 'algorithm'?"),
+    ({"order": "t1"}, "'order' must be a list of buffer names"),
+])
+def test_damaged_session_files_are_one_line_errors(tmp_path, fields, message):
+    with pytest.raises(planner.PlanError) as caught:
+        read_session(_session(tmp_path, **fields))
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_session_files_go_through_the_input_limits(tmp_path):
+    deep = tmp_path / "deep.slabscope"
+    deep.write_text("[" * 5_000 + "]" * 5_000)
+    with pytest.raises(planner.PlanError, match="nests deeper"):
+        read_session(deep)
+    huge = tmp_path / "huge.slabscope"
+    huge.write_text('{"format": "%s", "version": 1, "graph": "g.json", "capacity": %s}'
+                    % (SESSION_FORMAT, "9" * 5_000))
+    with pytest.raises(planner.PlanError, match="over the 40-digit limit"):
+        read_session(huge)
+    with pytest.raises(planner.PlanError, match="a folder, not a regular file"):
+        read_session(tmp_path)
+
+
+def test_a_good_session_still_reads(tmp_path):
+    graph, graph_path, settings = read_session(_session(tmp_path, algorithm="best-fit",
+                                                        capacity=2**21, order=["t1"]))
+    assert graph_path == RELU_UNFUSED and settings["algorithm"] == "best-fit"
+    assert settings["capacity"] == 2**21 and graph.buffers
+
+
+# --- the window without a display ---------------------------------------------------------------
+
+def _without_display() -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    return env
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11/Wayland check is Linux's")
+def test_no_display_is_exit_2_not_an_abort(tmp_path):
+    missing = slabscope(tmp_path / "nonexistent.json", env=_without_display())
+    assert missing.returncode == 2 and "nonexistent.json" in one_line(missing.stderr)
+    good = slabscope(RELU_UNFUSED, env=_without_display())
+    assert good.returncode == 2 and "no display" in one_line(good.stderr)
+
+
+# --- packaging ----------------------------------------------------------------------------------
+
+def test_the_examples_are_package_data_of_the_app():
+    assert default_example().is_file()
+    assert EXAMPLES_DIR.parent == Path(sys.modules["app"].__file__).resolve().parent
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "example_graphs/*.json" in config["tool"]["setuptools"]["package-data"]["app"]
+
+
+def test_dependencies_are_ranges_and_make_installs_exact_pins():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = list(config["dependencies"])
+    for extra in config["optional-dependencies"].values():
+        wanted += extra
+    assert not [d for d in wanted if "==" in d]
+    pins = {line.split("==")[0].lower() for line in (ROOT / "constraints.txt").read_text()
+            .splitlines() if "==" in line and not line.startswith("#")}
+    names = {d.split(">")[0].split("<")[0].split("=")[0].strip().lower() for d in wanted}
+    assert names <= pins
+    makefile = (ROOT / "Makefile").read_text()
+    assert makefile.count("-c constraints.txt") == makefile.count("pip install -q -c")
+    assert "pip install -q -e" not in makefile
+
+
+def test_numba_cache_falls_back_to_a_temporary_folder(monkeypatch):
+    import tempfile
+
+    import planner._numba as kernels
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(kernels, "_writable", lambda folder: False)
+    fallback = kernels._fallback_cache_dir()
+    assert fallback is not None and Path(fallback).parent == Path(tempfile.gettempdir())
+
+
+KERNEL_CALL = ("import planner, numpy as np; from planner.packing import _interval_lists; "
+               "print(planner.__file__); "
+               "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0])")
+
+
+def test_kernels_compile_with_an_unwritable_tree_and_home(tmp_path):
+    """A copy of the package in a read-only folder, and a read-only $HOME: by permissions for
+    an ordinary user, by read-only bind mounts for root (whom permissions do not bind)."""
+    tree, home, scratch = tmp_path / "tree", tmp_path / "home", tmp_path / "tmp"
+    shutil.copytree(ROOT / "planner", tree / "planner",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    home.mkdir()
+    scratch.mkdir()
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(scratch)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("XDG_CACHE_HOME", None)
+    command = [sys.executable, "-c", KERNEL_CALL]
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if as_root:
+        if not shutil.which("unshare"):
+            pytest.skip("root needs unshare for read-only mounts")
+        mounts = " && ".join(f"mount --bind {f} {f} && mount -o remount,bind,ro {f}"
+                             for f in (tree, home))
+        command = ["unshare", "-m", "sh", "-c",
+                   f'{mounts} && exec "$0" "$@"', *command]
+    else:
+        for folder in (tree / "planner", tree, home):
+            folder.chmod(0o555)
+    try:
+        result = subprocess.run(command, cwd=tree, capture_output=True, text=True, env=env,
+                                timeout=300)
+    finally:
+        for folder in (tree / "planner", tree, home):
+            folder.chmod(0o755)
+    if as_root and result.returncode != 0 and "Traceback" not in result.stderr:
+        pytest.skip(f"no mount namespace here: {result.stderr.strip()[:80]}")
+    assert result.returncode == 0, result.stderr
+    assert str(tree) in result.stdout and "[0 2 4 6]" in result.stdout
+    assert any(scratch.glob("slabscope-numba-*"))
