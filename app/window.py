@@ -15,14 +15,19 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
-                               QMessageBox)
+                               QMessageBox, QVBoxLayout, QWidget)
 
 import planner
 from app.state import run_worker
 from app.state.planning_controller import PlanningController
 from app.views.busy_overlay import BusyOverlay
-from app.views.png_export import render_png
+from app.views.png_export import render_png, render_svg
 from app.views.dag_view import DagView
+from app.views.find_dialog import FindDialog
+from app.views.graph_panel import GraphPanel
+from app.views.node_panel import NodePanel
+from app.views.notes_bar import NotesBar
+from app.views.shortcuts_dialog import ShortcutsDialog
 from app.views.inspector import Inspector
 from app.views.lifetime_view import LifetimeView
 from app.views.request_list import RequestList, format_bytes
@@ -57,8 +62,20 @@ class MainWindow(QMainWindow):
         self.resize(1440, 900)
         self.setAcceptDrops(True)
 
-        self.dag_view = DagView(session, self)
-        self.setCentralWidget(self.dag_view)
+        self.dag_view = DagView(session)
+        # The DAG (or live bytes over time for a trace), under the bar of import notes.
+        self.graph_panel = GraphPanel(session, self.dag_view)
+        self.notes_bar = NotesBar()
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.notes_bar)
+        column.addWidget(self.graph_panel, 1)
+        self.setCentralWidget(central)
+        self.node_panel = NodePanel(session)
+        self.find_dialog = FindDialog(session, self)
+        self.export_folder: Path | None = None  # where the last export went
         self.request_list = RequestList(session)
         self.inspector = Inspector(session)
         self.slab_view = SlabView(session)
@@ -67,6 +84,7 @@ class MainWindow(QMainWindow):
         self.docks = {
             "requests": self._dock("Requests", self.request_list, Qt.DockWidgetArea.LeftDockWidgetArea),
             "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),
+            "node": self._dock("Node", self.node_panel, Qt.DockWidgetArea.RightDockWidgetArea),
             "slab": self._dock("Slab", self.slab_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "lifetime": self._dock("Lifetimes", self.lifetime_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "timeline": self._dock("Timeline", self.timeline_view, Qt.DockWidgetArea.BottomDockWidgetArea),
@@ -146,6 +164,8 @@ class MainWindow(QMainWindow):
         self.undo_action, self.redo_action = undo, redo
         edit_menu.addSeparator()
         edit_menu.addActions([self.request_list.sort_action, self.request_list.restore_action])
+        edit_menu.addSeparator()
+        self._action(edit_menu, "&Find…", self.find_dialog.open_find, QKeySequence.StandardKey.Find)
 
         view_menu = self.menuBar().addMenu("&View")
         self._action(view_menu, "&Fit Graph", self.dag_view.fit, "Ctrl+0")
@@ -167,6 +187,12 @@ class MainWindow(QMainWindow):
 
         run_menu = self.menuBar().addMenu("&Run")
         run_worker.install_run_actions(self, self.session, run_menu)
+        run_menu.setToolTipsVisible(True)  # a disabled Run says why in its tooltip
+        self.run_controller.sigFailed.connect(self._run_failed)
+        self.session.sigGraphChanged.connect(self._sync_run_action)
+        self._sync_run_action()
+        help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "&Keyboard Shortcuts…", self.show_shortcuts, "F1")
 
     def _build_export_menu(self) -> None:
         views = (("&Slab Bar…", "slab", None), ("&Lifetime Map…", "map", None),
@@ -186,7 +212,7 @@ class MainWindow(QMainWindow):
 
     def export_widget(self, view: str):
         """The widget shown for export `view` ("slab", "map", "dag", "timeline" or "window")."""
-        return {"slab": self.slab_view, "map": self.lifetime_view, "dag": self.dag_view,
+        return {"slab": self.slab_view, "map": self.lifetime_view, "dag": self.graph_panel,
                 "timeline": self.timeline_view, "window": self}[view]
 
     def export_scale(self) -> float:
@@ -196,19 +222,26 @@ class MainWindow(QMainWindow):
     def choose_export(self, view: str) -> None:
         """Ask for a PNG file name and export `view` at the chosen scale."""
         graph = self.session.path.stem if self.session.path else "slabscope"
-        start = str(Path(self._start_folder()) / f"{graph}_{view}.png")
-        path, _ = QFileDialog.getSaveFileName(self, "Export PNG", start, "PNG images (*.png)")
+        # The last export's folder, else home: never the package's own example folder.
+        start = str((self.export_folder or Path.home()) / f"{graph}_{view}.png")
+        path, _ = QFileDialog.getSaveFileName(self, "Export PNG", start,
+                                              "PNG images (*.png);;SVG drawings (*.svg)")
         if path:
             self.export_png(view, path)
 
     def export_png(self, view: str, path, scale: float | None = None) -> bool:
-        """Write `view` as it is on screen to the PNG `path` (default scale: the menu's choice)."""
+        """Write `view` as it is on screen to `path`: a PNG (default scale: the menu's choice), or
+        an SVG when the name ends in .svg."""
+        widget = self.export_widget(view)
         try:
-            written = render_png(self.export_widget(view), path,
-                                        self.export_scale() if scale is None else scale)
+            if Path(path).suffix.lower() == ".svg":
+                written = render_svg(widget, path)
+            else:
+                written = render_png(widget, path, self.export_scale() if scale is None else scale)
         except planner.PlanError as exc:
-            self.show_error("Cannot export PNG", str(exc))
+            self.show_error("Cannot export", str(exc))
             return False
+        self.export_folder = Path(written).parent
         self.statusBar().showMessage(f"Exported {written}", 5000)
         return True
 
@@ -295,7 +328,9 @@ class MainWindow(QMainWindow):
         return self.session.open(path)
 
     def opened(self, path: Path) -> None:
-        """Record that `path` (a graph or session file) is open: title, recent files, status."""
+        """Record that `path` (a graph or session file) is open: title, recent files, status,
+        and what importing it had to assume, in the notes bar."""
+        self.notes_bar.show_notes(self.session.import_notes)
         self.session_file = path if path.suffix == SESSION_SUFFIX else None
         self._remember_recent(path)
         self._update_title()
@@ -378,7 +413,9 @@ class MainWindow(QMainWindow):
             return True
         answer = QMessageBox.warning(
             self, "Unsaved changes",
-            "The request order or plan settings have changed since the session was saved.",
+            "The request order or plan settings have changed "
+            + ("since the session was saved." if self.session_file is not None
+               else "and are not saved in a session file."),
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
         if answer == QMessageBox.StandardButton.Save:
@@ -448,6 +485,32 @@ class MainWindow(QMainWindow):
             return
         elapsed = time.monotonic() - (session.busy_since or time.monotonic())
         self.busy_label.setText(f"{session.busy}… {elapsed:.1f} s (Esc cancels)")
+
+    def _sync_run_action(self, *_) -> None:
+        """Run only when the graph can execute; otherwise its tooltip says why not."""
+        reason = None
+        if self.session.graph is None:
+            reason = "Open a graph first."
+        else:
+            from gpu.binding import check_executable
+
+            try:
+                check_executable(self.session.graph)
+            except planner.PlanError as exc:
+                reason = f"Cannot run: {exc}"
+        self.run_action.setEnabled(reason is None)
+        self.run_action.setToolTip(reason or "Execute the plan in one slab and measure its phases")
+
+    def _run_failed(self, message: str) -> None:
+        """A failed run is shown in the timeline (raised) and in a dialog."""
+        self.timeline_view.show_failure(message)
+        self.docks["timeline"].raise_()
+        self.show_error("Run failed", message)
+
+    def show_shortcuts(self) -> None:
+        """Help ▸ Keyboard Shortcuts: every shortcut of the menus and the panels."""
+        self.shortcuts_dialog = ShortcutsDialog(self)
+        self.shortcuts_dialog.open()
 
     def _remember_error(self, message: str) -> None:
         self.last_error = message

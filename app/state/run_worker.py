@@ -65,6 +65,7 @@ class RunController(QObject):
     sigRunning = Signal(bool)
     sigProgress = Signal(float, str)
     sigMessage = Signal(str)
+    sigFailed = Signal(str)  # the failure's one-line message, for the timeline and a dialog
 
     def __init__(self, session, backend: str = "auto", repeats: int = 10,
                  parent: QObject | None = None):
@@ -138,6 +139,7 @@ class RunController(QObject):
 
     def _failed(self, message: str) -> None:
         self.session.sigError.emit(f"Run failed: {message}")
+        self.sigFailed.emit(message)
 
     def _cancelled(self) -> None:
         self.sigMessage.emit("Run cancelled")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,6 +106,7 @@ class Session:
         self.last_run = None
         # Hover and selection live in one model every panel shares; its signals are the session's.
         self.selection_model = Selection()
+        self.import_notes: tuple[str, ...] = ()  # what loading the open file had to assume
         self.selection_model.sigHoverNode.connect(self.sigHoverNode.emit)
         self.selection_model.sigHoverBuffer.connect(self.sigHoverBuffer.emit)
         self.selection_model.sigSelectionChanged.connect(self.sigSelectionChanged.emit)
@@ -149,13 +151,17 @@ class Session:
         path = Path(path)
 
         def work(token):
-            graph = planner.load(path)
+            # What the importer had to assume (unknown dimensions, ...) goes to the window.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                graph = planner.load(path)
             token.check()
-            return graph, planner.default_conflicts(graph)
+            return graph, planner.default_conflicts(graph), tuple(str(w.message) for w in caught)
 
         def done(result):
-            graph, conflicts = result
+            graph, conflicts, notes = result
             self.set_graph(graph, path, conflicts=conflicts)
+            self.import_notes = notes
             self.sigOpened.emit(path)
 
         return self._load(f"Loading {path.name}", path, work, done)
@@ -203,6 +209,7 @@ class Session:
         self.plan, self.plan_error, self._previous_plan = None, None, None
         self._plans, self._bounds = {}, {}
         self.selection_model.clear()
+        self.import_notes = ()
         self.undo_stack.clear()
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)

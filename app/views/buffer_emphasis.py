@@ -32,20 +32,51 @@ ROLE_COLORS = {"read": ANCESTOR, "written": DESCENDANT, "used": HOVERED}
 
 
 def pointer_emphasis(session, names, node_roles) -> tuple[np.ndarray, dict]:
-    """Opacity per buffer of `names` and outlines {name: (colour, pixels)} for the session's
-    hovered node (its buffers outlined by role, the rest dimmed), hovered buffer and selection."""
+    """Opacity per buffer of `names` and outlines {name: (colour, pixels)} for what the session
+    points at: the hovered node, else the selected node (its buffers outlined by role, the rest
+    dimmed), the selection and the hovered buffer."""
     alpha = np.full(len(names), 255.0)
     outlines: dict[str, tuple[QColor, float]] = {}
-    node = session.hovered_node
+    node = session.hovered_node or session.selection_model.node
     if node is not None and node in node_roles:
         roles = node_roles[node]
         alpha[:] = DIMMED_ALPHA
         for i, name in enumerate(names):
             if name in roles:
                 alpha[i] = 255.0
-                outlines[name] = (ROLE_COLORS[roles[name]], NODE_USE_WIDTH)
+        for name, role in roles.items():
+            outlines[name] = (ROLE_COLORS[role], NODE_USE_WIDTH)
     for name in session.selection:
         outlines[name] = (SELECTED, HOVER_WIDTH)
     if session.hovered_buffer is not None:
         outlines[session.hovered_buffer] = (HOVERED, HOVER_WIDTH)
     return alpha, outlines
+
+
+class PointerOutlines:
+    """The outline colour each buffer gets from what the session points at, for list and table
+    panels: `outline_of(name)`. Calls `on_change()` whenever it may have changed."""
+
+    def __init__(self, session, on_change):
+        self.session = session
+        self._on_change = on_change
+        self._graph = None
+        self._roles: dict = {}
+        self._outlines: dict[str, QColor] = {}
+        for signal in (session.sigHoverNode, session.sigHoverBuffer, session.sigSelectionChanged,
+                       session.selection_model.sigNodeSelected, session.sigGraphChanged):
+            signal.connect(self.refresh)
+
+    def outline_of(self, name: str) -> QColor | None:
+        """The colour buffer `name` is outlined in now, or None."""
+        return self._outlines.get(name)
+
+    def refresh(self, *_) -> None:
+        """Recompute the outlines from the session and announce the change."""
+        graph = self.session.graph
+        if graph is not self._graph:
+            self._graph = graph
+            self._roles = buffers_by_node(graph) if graph is not None else {}
+        _alpha, outlines = pointer_emphasis(self.session, (), self._roles)
+        self._outlines = {name: colour for name, (colour, _width) in outlines.items()}
+        self._on_change()

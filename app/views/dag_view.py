@@ -36,6 +36,8 @@ NODE_FILL = QColor("#ECEFF4")
 NODE_BORDER = QColor("#4C566A")
 EDGE_COLOR = QColor("#8F99AA")
 TEXT_COLOR = QColor("#1D2330")
+SELECTED_BORDER = QColor("#111111")
+CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
 BACKGROUND = QColor("#FFFFFF")
 LEGEND = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered node or buffer uses"),
           (palette.DESCENDANT, "descendants"))
@@ -62,9 +64,12 @@ class NodeItem(QGraphicsItem):
         detail = option.levelOfDetailFromTransform(painter.worldTransform())
         if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS:
             # Too small for corners or a border to show: a plain box in the border's colour.
+            if self.index == self.view.selected_index:
+                fill = SELECTED_BORDER
             painter.fillRect(self.rect, border if fill == NODE_FILL else fill)
             return
-        painter.setPen(QPen(border, 1.5))
+        selected = self.index == self.view.selected_index
+        painter.setPen(QPen(SELECTED_BORDER if selected else border, 3.0 if selected else 1.5))
         painter.setBrush(fill)
         painter.drawRoundedRect(self.rect, 6, 6)
         if detail >= TEXT_MIN_SCALE:
@@ -176,6 +181,10 @@ class DagView(QGraphicsView):
         session.sigHoverNode.connect(self._refresh_highlight)
         session.sigHoverBuffer.connect(self._refresh_highlight)
         session.sigSelectionChanged.connect(self._refresh_highlight)
+        session.selection_model.sigNodeSelected.connect(self._node_selected)
+        session.selection_model.sigReveal.connect(self.reveal)
+        self.selected_index: int | None = None
+        self._press_at = None
         if session.graph is not None:
             self.rebuild()
 
@@ -211,6 +220,8 @@ class DagView(QGraphicsView):
         self._items, self._edge_paths = [], []
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         graph = self.session.graph
+        node = self.session.selection_model.node
+        self.selected_index = graph.node_index.get(node) if graph is not None and node else None
         if graph is None:
             scene.setSceneRect(QRectF())
             self.minimap.rebuild()
@@ -339,9 +350,13 @@ class DagView(QGraphicsView):
         self._zoom_changed()
 
     def centre_on_node(self, name: str) -> None:
-        """Bring node `name` to the middle of the view, zooming in until its label is legible."""
+        """Bring node `name` to the middle of the view, zooming in until its label is legible,
+        unless it is in view already."""
         if self.session.graph is None or name not in self.session.graph.node_index:
             return
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        if shown.contains(self.node_position(name)):
+            return  # in view already: moving the view would only lose the user's place
         if self.transform().m11() < TEXT_MIN_SCALE:
             factor = TEXT_MIN_SCALE * 1.5 / self.transform().m11()
             self.scale(factor, factor)
@@ -375,6 +390,39 @@ class DagView(QGraphicsView):
         if not self.isVisible() or event.oldSize().width() <= 0:
             self.fit()
         self.minimap.refresh()
+
+    def _node_selected(self, name) -> None:
+        graph = self.session.graph
+        self.selected_index = graph.node_index.get(name) if graph is not None and name else None
+        self._refresh_highlight()
+
+    def reveal(self, kind: str, name: str) -> None:
+        """Bring node `name`, or the first node using buffer `name`, into the middle of the view."""
+        graph = self.session.graph
+        if graph is None:
+            return
+        if kind == "node":
+            self.centre_on_node(name)
+        elif name in graph.buffer_index:
+            uses = graph.use_indices[graph.buffer_index[name]]
+            if uses:
+                self.centre_on_node(graph.nodes[min(uses)].name)
+
+    def mousePressEvent(self, event) -> None:
+        self._press_at = event.position()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        start, self._press_at = self._press_at, None
+        if start is None or (event.position() - start).manhattanLength() > CLICK_SLOP:
+            return  # a drag that panned, not a click
+        item = self.itemAt(event.position().toPoint())
+        name = item.name if isinstance(item, NodeItem) else None
+        if name is not None:
+            self.session.selection_model.reveal("node", name)
+        else:
+            self.session.selection_model.select_node(None)
 
     def leaveEvent(self, event) -> None:
         if self.session.hovered_node is not None:

@@ -7,15 +7,17 @@ The comparison says whether two buffers may share bytes and why, in the conflict
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout,
                                QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
 
 import planner
 from app.views.buffer_details import stack_frames
+from app.views.buffer_emphasis import PointerOutlines
 from app.views.request_list import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
-COLUMN_WIDTHS = (96, 92, 78, 78, 78, 110, 64, 90)  # pixels; names and lists elide, numbers fit
+COLUMN_WIDTHS = (96, 92, 78, 78, 78, 150, 64, 90)  # at least; number columns widen to fit
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 NO_PICK = "—"
 
@@ -34,8 +36,21 @@ class BufferTableModel(QAbstractTableModel):
         self._rows: list[tuple] = []
         self._counts_graph = None
         self._conflict_counts: dict[str, list[int]] = {}  # per conflict model, for `_counts_graph`
+        self._row_of: dict[str, int] = {}
+        # Rows of what the session points at are tinted in its outline colour, as in the plots.
+        self.outlines = PointerOutlines(session, self._outlines_changed)
         session.sigPlanChanged.connect(self.refresh)
         self.refresh()
+
+    def _outlines_changed(self) -> None:
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(len(self._rows) - 1, len(COLUMNS) - 1),
+                                  [Qt.ItemDataRole.BackgroundRole])
+
+    def row_of(self, name: str) -> int | None:
+        """The source row of buffer `name`, or None."""
+        return self._row_of.get(name)
 
     def conflict_counts(self) -> list[int]:
         """Per buffer index, how many other buffers it conflicts with (cached per model)."""
@@ -63,6 +78,7 @@ class BufferTableModel(QAbstractTableModel):
                     buf.name, buf.kind, buf.bytes, graph.reserved[i],
                     placement.offset if placement else None, buf.uses, counts[i],
                     step.reuses if step else ()))
+        self._row_of = {row[0]: i for i, row in enumerate(self._rows)}
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:
@@ -93,6 +109,9 @@ class BufferTableModel(QAbstractTableModel):
             if column in ("uses", "reuses"):
                 return _names(value, 3) or "-"
             return str(value)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            colour = self.outlines.outline_of(self._rows[index.row()][0])
+            return None if colour is None else _tint(colour)
         if role == Qt.ItemDataRole.ToolTipRole and column in ("uses", "reuses"):
             return ", ".join(value) or None
         if role == Qt.ItemDataRole.ToolTipRole and column == "name":
@@ -106,6 +125,21 @@ class BufferTableModel(QAbstractTableModel):
     def buffer_name(self, row: int) -> str:
         """The buffer shown in source row `row`."""
         return self._rows[row][0]
+
+    def widest_text(self, column: str) -> str:
+        """The longest text column `column` shows (numbers: the largest value, formatted)."""
+        c = COLUMNS.index(column)
+        values = [row[c] for row in self._rows if row[c] is not None]
+        if not values:
+            return "-"
+        if column in ("bytes", "reserved", "offset"):
+            return f"{max(values):,}"
+        return str(max(values))
+
+
+def _tint(colour: QColor) -> QColor:
+    """A pale fill of `colour` that keeps the row's text readable."""
+    return QColor.fromRgbF(*(0.78 + 0.22 * c for c in colour.getRgbF()[:3]))
 
 
 class Inspector(QWidget):
@@ -136,6 +170,7 @@ class Inspector(QWidget):
         header.setStretchLastSection(True)
         for c, width in enumerate(COLUMN_WIDTHS):
             header.resizeSection(c, width)
+        self.model.modelReset.connect(self._fit_columns)
         self.table.setMouseTracking(True)
         self.table.entered.connect(self._hover_row)
         self.table.viewport().installEventFilter(self)
@@ -170,6 +205,7 @@ class Inspector(QWidget):
         session.sigPlanChanged.connect(self._show_summary)
         session.sigPlanChanged.connect(self._show_verdict)
         session.sigSelectionChanged.connect(self._selection_from_session)
+        session.selection_model.sigReveal.connect(self.reveal)
         self._fill_combos()
         self._show_summary()
 
@@ -277,6 +313,29 @@ class Inspector(QWidget):
         finally:
             self._syncing = False
         self._show_verdict()
+
+    def _fit_columns(self) -> None:
+        """Number columns as wide as their widest number, so that none is cut off."""
+        metrics = self.table.fontMetrics()
+        header = self.table.horizontalHeader()
+        for column in ("bytes", "reserved", "offset", "conflicts"):
+            c = COLUMNS.index(column)
+            needed = max(metrics.horizontalAdvance(self.model.widest_text(column)),
+                         metrics.horizontalAdvance(column)) + 24
+            header.resizeSection(c, max(COLUMN_WIDTHS[c], needed))
+
+    def reveal(self, kind: str, name: str) -> None:
+        """Scroll the table to buffer `name` (or to the first buffer node `name` uses)."""
+        graph = self.session.graph
+        if graph is None:
+            return
+        if kind == "node":
+            used = [b.name for b in graph.buffers if name in b.uses]
+            name = used[0] if used else None
+        row = self.model.row_of(name) if name is not None else None
+        if row is not None:
+            self.table.scrollTo(self.proxy.mapFromSource(self.model.index(row, 0)),
+                                QAbstractItemView.ScrollHint.PositionAtCenter)
 
     def _hover_row(self, index):
         self.session.hover_buffer(self.model.buffer_name(self.proxy.mapToSource(index).row()))

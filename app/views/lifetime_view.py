@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -19,7 +19,7 @@ from app.views.outline_legend import OutlineLegend
 from app.views.palette import ANCESTOR, buffer_color
 from app.views.range_zoom import RangeZoomViewBox
 from app.views.rect_layer import RectLayer
-from app.views.view_keys import zoom_pan_key
+from app.views.view_keys import bring_into_view, zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
 PEAK_COLOR = QColor("#B00020")
@@ -125,6 +125,8 @@ class LifetimeView(QWidget):
         session.sigHoverBuffer.connect(self._pointer_changed)
         session.sigHoverNode.connect(self._pointer_changed)
         session.sigSelectionChanged.connect(self._pointer_changed)
+        session.selection_model.sigNodeSelected.connect(self._pointer_changed)
+        session.selection_model.sigReveal.connect(self.reveal)
         self._graph_changed()
 
     def _line(self, color: QColor) -> pg.InfiniteLine:
@@ -245,7 +247,8 @@ class LifetimeView(QWidget):
         if self._exporting:  # a picture shows the plan, not where the pointer was
             alpha, outlines = np.full(len(self._names), 255.0), {}
         self.layer.set_emphasis(alpha=alpha, outlines=outlines)
-        node = None if self._exporting else self.session.hovered_node
+        node = None if self._exporting else (self.session.hovered_node
+                                             or self.session.selection_model.node)
         step = self._node_layer.get(node) if node is not None else None
         self.layer.set_bands([] if step is None else [(step, step + 1, ANCESTOR, node)])
         self._describe_hovered()
@@ -264,6 +267,15 @@ class LifetimeView(QWidget):
         else:
             self._described = None
             self.details.setText(HOVER_HINT)
+
+    def reveal(self, kind: str, name: str) -> None:
+        """Pan to buffer `name`, or to node `name`'s step, if it is out of view."""
+        if kind == "buffer" and name in self.layer.names:
+            bring_into_view(self.view_box, self.layer.rect_of(name))
+        elif kind == "node" and name in self._node_layer:
+            step = self._node_layer[name]
+            (_x0, _x1), (y0, y1) = self.view_box.viewRange()
+            bring_into_view(self.view_box, QRectF(step, y0, 1, y1 - y0), along_y=False)
 
     def hover_at(self, step: float, offset: float) -> str | None:
         """Hover the point (`step`, byte `offset`) as the pointer would; returns the buffer there."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import QAbstractListModel, QMimeData, QModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItemDelegate,
                                QToolBar, QVBoxLayout, QWidget)
 
 from app.views import palette
+from app.views.buffer_emphasis import PointerOutlines
 
 MIME_TYPE = "application/x-slabscope-request-names"
 SIZE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -200,7 +201,10 @@ def block_moves(old, new, limit: int) -> list[tuple[int, int, int]] | None:
 
 
 class RequestDelegate(QStyledItemDelegate):
-    """A row: colour swatch, name, and the size right-aligned."""
+    """A row: colour swatch, name, and the size right-aligned; outlined like the buffer's box in
+    the slab bar when the session points at it (`outlines`, a `PointerOutlines`)."""
+
+    outlines = None
 
     def paint(self, painter, option, index) -> None:
         self.initStyleOption(option, index)
@@ -227,6 +231,11 @@ class RequestDelegate(QStyledItemDelegate):
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                          option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, text_rect.width()))
         painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, size_text)
+        outline = self.outlines.outline_of(text) if self.outlines is not None else None
+        if outline is not None:
+            painter.setPen(QPen(outline, 2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(option.rect.adjusted(1, 1, -2, -2))
         painter.restore()
 
     def sizeHint(self, option, index) -> QSize:
@@ -246,6 +255,8 @@ class RequestList(QWidget):
         self.view = QListView(self)
         self.view.setModel(self.model)
         self.view.setItemDelegate(RequestDelegate(self.view))
+        self.view.itemDelegate().outlines = PointerOutlines(session, self.view.viewport().update)
+        session.selection_model.sigReveal.connect(self.reveal)
         self.view.setUniformItemSizes(True)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
@@ -282,6 +293,16 @@ class RequestList(QWidget):
         if event.type() == event.Type.Leave:
             self.session.hover_buffer(None)
         return False
+
+    def reveal(self, kind: str, name: str) -> None:
+        """Scroll to buffer `name` (or to the first request node `name` uses)."""
+        names = self.model.names()
+        if kind == "node" and self.session.graph is not None:
+            used = {b.name for b in self.session.graph.buffers if name in b.uses}
+            name = next((n for n in names if n in used), None)
+        if name in names:
+            self.view.scrollTo(self.model.index(names.index(name)),
+                               QAbstractItemView.ScrollHint.PositionAtCenter)
 
     def _selection_to_session(self, *_):
         if not self._syncing:

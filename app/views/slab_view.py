@@ -22,7 +22,7 @@ from app.state.placement_replay import SPEEDS, PlacementReplay
 from app.views.range_zoom import RangeZoomViewBox
 from app.views.rect_layer import RASTER_BOXES, RectLayer
 from app.views.slab_lanes import slab_lanes
-from app.views.view_keys import FIT_KEYS, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
+from app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
 
 LANE_FILL = 0.86            # share of a lane's height a box covers
 TWEEN_MS = 220              # old layout to new layout after a re-plan
@@ -167,6 +167,8 @@ class SlabView(QWidget):
         session.sigHoverBuffer.connect(self._pointer_changed)
         session.sigHoverNode.connect(self._pointer_changed)
         session.sigSelectionChanged.connect(self._pointer_changed)
+        session.selection_model.sigNodeSelected.connect(self._pointer_changed)
+        session.selection_model.sigReveal.connect(self.reveal)
         self.animation.sigStepChanged.connect(self._step_changed)
         self.animation.sigPlayingChanged.connect(self._playing_changed)
         self._graph_changed()
@@ -437,6 +439,16 @@ class SlabView(QWidget):
         return self.animation.highlighted_conflicts()
 
     # --- pointer and keys ----------------------------------------------------------------
+
+    def reveal(self, kind: str, name: str) -> None:
+        """Pan to buffer `name` (or to the first buffer node `name` uses) if it is out of view."""
+        if kind == "node":
+            uses = [n for n in self._order if n in self._node_roles.get(name, {})]
+            name = uses[0] if uses else None
+        if name in self._position:
+            self._follow_lanes = True
+            bring_into_view(self.view_box, self.layer.rect_of(name), along_y=False)
+            self._fit_lanes_in_view()
 
     def hover_at(self, offset: float, lane: float) -> str | None:
         """Hover the point (byte `offset`, `lane`) as the pointer would; returns the buffer there."""

@@ -8,6 +8,7 @@ achieved throughput against the device's peak; the verification verdict.
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass
 
@@ -163,8 +164,15 @@ class TimelineView(QWidget):
         session.sigRunChanged.connect(self.show_report)
         self.show_report(session.last_run)
 
+    def show_failure(self, message: str) -> None:
+        """Say that the last run failed, and why, where the run would be shown."""
+        self.show_report(None)
+        self.empty.setText(f"<span style='color:{FAILED}'><b>The run failed:</b> "
+                           f"{html.escape(message)}</span><br><br>{html.escape(EMPTY_TEXT)}")
+
     def show_report(self, report) -> None:
         """Show `report` (None: the empty state)."""
+        self.empty.setText(EMPTY_TEXT)
         self.report = report
         has_run = report is not None
         for widget in (self.header, self.plot, self.verdict, self.log_scale):

@@ -34,3 +34,16 @@ def zoom_pan_key(view_box, key, zoom_x: bool = True, zoom_y: bool = False) -> bo
     else:
         return False
     return True
+
+
+def bring_into_view(view_box, rect, along_y: bool = True) -> None:
+    """Pan `view_box` (zoom kept) so that the data rectangle `rect` is centred, unless it is
+    already within view; only along x unless `along_y`."""
+    (x0, x1), (y0, y1) = view_box.viewRange()
+    inside_x = x0 <= rect.left() and rect.right() <= x1
+    inside_y = y0 <= rect.top() and rect.bottom() <= y1
+    if inside_x and (inside_y or not along_y):
+        return
+    dx = 0.0 if inside_x else rect.center().x() - (x0 + x1) / 2
+    dy = 0.0 if inside_y or not along_y else rect.center().y() - (y0 + y1) / 2
+    view_box.translateBy(x=dx, y=dy)
