@@ -19,7 +19,7 @@ buffer comes next", and the search branches on them, depth first:
 Buffers are preordered by one of a few heuristics (widest or largest first); searches run with a
 node limit that doubles, in turn per heuristic, until one finishes. A finished search either
 gives a packing or proves that none fits the capacity. The kernel polls a stop flag, so another
-thread can end a search within a few thousand nodes.
+thread can end a search at its next node.
 """
 
 from __future__ import annotations
@@ -39,9 +39,6 @@ SOLVED, INFEASIBLE, ABORTED = 0, 1, 2
 _WIDTH, _AREA, _TOTAL = 0, 1, 2
 # MiniMalloc's three preorders, tried in turn.
 HEURISTICS = ((_WIDTH, _AREA, _TOTAL), (_TOTAL, _AREA, _WIDTH), (_TOTAL, _WIDTH, _AREA))
-
-# Search nodes between two looks at the stop flag.
-_NODES_PER_POLL = 1024
 
 # What the search does next (see `_search`).
 _NEXT, _FAIL, _DONE, _ENTER, _OPEN = 0, 1, 2, 3, 4
@@ -94,7 +91,7 @@ def _preorder(bufs, keys, codes):
 
 @njit(cache=True, nogil=True)
 def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area, codes,
-            capacity, node_limit, log_size, stop):
+            capacity, node_limit, log_need, stop):
     """(status, offsets, nodes): SOLVED with a packing no higher than `capacity`, INFEASIBLE
     when none exists, or ABORTED after `node_limit` nodes or once `stop[0]` is set.
 
@@ -123,9 +120,10 @@ def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area
     keys[:, _WIDTH] = width
     keys[:, _AREA] = area
 
-    lg_kind = np.empty(log_size, np.int64)
-    lg_idx = np.empty(log_size, np.int64)
-    lg_val = np.empty(log_size, np.int64)
+    # The undo log grows before a placement that could overflow it (log_need[b] entries).
+    lg_kind = np.empty(1024, np.int64)
+    lg_idx = np.empty(1024, np.int64)
+    lg_val = np.empty(1024, np.int64)
     lg_n = 0
 
     # Partitions: a section range and its buffers (part_bufs[start:start+len], by preorder).
@@ -144,9 +142,6 @@ def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area
     f_count = np.zeros(frames, np.int64)  # ordering length / partitions to solve
     f_next = np.zeros(frames, np.int64)  # next candidate / partition
     f_cur = np.zeros(frames, np.int64)  # candidate placed now, or -1
-    f_min_off = np.zeros(frames, np.int64)  # canonical: the least offset allowed
-    f_min_pre = np.zeros(frames, np.int64)  # ... and the least preorder position at it
-    f_min_top = np.zeros(frames, np.int64)  # dominance: the lowest top of any candidate
     f_log = np.zeros(frames, np.int64)  # log length before the current placement
     f_hat = np.zeros(frames, np.bool_)  # whether the current candidate had unplaced overlaps
     f_saved_parts = np.zeros(frames, np.int64)
@@ -211,34 +206,41 @@ def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area
         if action == _ENTER or action == _OPEN:
             # Open a _SEARCH frame over partition p's unplaced buffers (none left: p is done).
             start, count = part_start[p], part_len[p]
-            m = 0
+            lowest_top = big
+            left = 0
             for k in range(count):
                 b = part_bufs[start + k]
                 if offset[b] < 0:
-                    scratch[m] = k
-                    scratch_off[m] = min_off[b]
-                    m += 1
-            if m == 0:
+                    left += 1
+                    lowest_top = min(lowest_top, min_off[b] + size[b])
+            if left == 0:
                 action = _DONE
                 continue
             nodes += 1
             if nodes > node_limit:
                 return ABORTED, solution, nodes
-            if nodes % _NODES_PER_POLL == 0 and stop[0]:
+            if stop[0]:
                 return ABORTED, solution, nodes
+            # Only candidates that are canonical and not dominated are kept (by offset, then
+            # preorder), so a frame stores few.
+            m = 0
+            for k in range(count):
+                b = part_bufs[start + k]
+                at = min_off[b]
+                if offset[b] < 0 and at < lowest_top and (
+                        at > parent_off or (at == parent_off and k >= parent_pre)):
+                    scratch[m] = k
+                    scratch_off[m] = at
+                    m += 1
             by_off = np.argsort(scratch_off[:m], kind="mergesort")
             o_off = _grown(o_off, o_top + m)
             o_pos = _grown(o_pos, o_top + m)
-            lowest_top = big
             for i in range(m):
-                k = scratch[by_off[i]]
                 o_off[o_top + i] = scratch_off[by_off[i]]
-                o_pos[o_top + i] = k
-                lowest_top = min(lowest_top, scratch_off[by_off[i]] + size[part_bufs[start + k]])
+                o_pos[o_top + i] = scratch[by_off[i]]
             t = depth
             f_kind[t], f_part[t], f_base[t], f_count[t] = _SEARCH, p, o_top, m
             f_next[t], f_cur[t] = 0, -1
-            f_min_off[t], f_min_pre[t], f_min_top[t] = parent_off, parent_pre, lowest_top
             o_top += m
             depth += 1
             action = _NEXT
@@ -263,10 +265,6 @@ def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area
                 k = o_pos[f_base[t] + i]
                 b = part_bufs[start + k]
                 i += 1
-                if at < f_min_off[t] or (at == f_min_off[t] and k < f_min_pre[t]):
-                    continue  # not canonical
-                if at >= f_min_top[t]:
-                    continue  # dominated: it leaves a gap some candidate fills
                 top = at + size[b]
                 # Necessary conditions first, without touching the state: b's sections, then the
                 # others at the raised floor `at`.
@@ -292,6 +290,10 @@ def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area
                         break
                     continue
                 pos0 = lg_n
+                if lg_n + log_need[b] > lg_kind.shape[0]:
+                    lg_kind = _grown(lg_kind, lg_n + log_need[b])
+                    lg_idx = _grown(lg_idx, lg_n + log_need[b])
+                    lg_val = _grown(lg_val, lg_n + log_need[b])
                 lg_kind[lg_n], lg_idx[lg_n], lg_val[lg_n] = _OFFSET, b, -1
                 lg_n += 1
                 offset[b] = at
@@ -443,7 +445,7 @@ class Trace:
     sm: np.ndarray
     width: np.ndarray
     area: np.ndarray
-    log_size: int
+    log_need: np.ndarray
 
 
 def prepare(size: np.ndarray, first: np.ndarray, last: np.ndarray,
@@ -469,19 +471,17 @@ def prepare(size: np.ndarray, first: np.ndarray, last: np.ndarray,
     sm_start[1:] = np.cumsum(np.bincount(section_ids, minlength=n_sections))
     t = np.arange(steps, dtype=np.float64) if times is None else np.asarray(times, np.float64)
     width = t[last] - t[first] + 1.0
-    # The undo log holds, per placed buffer: its offset, its neighbours' minimum offsets, its
-    # sections' floors, totals and cuts, and the floors of the sections its neighbours span.
+    # Placing a buffer logs its offset, its neighbours' minimum offsets, its sections' floors,
+    # totals and cuts, and the floors of the sections its neighbours span.
+    log_need = np.zeros(n, dtype=np.int64)
     if n:
         deg = np.diff(ov_start)
         at = np.minimum(ov_start[:-1], max(len(ov) - 1, 0))  # reduceat needs valid starts
         lo_n = np.minimum.reduceat(sec_lo[ov], at) if len(ov) else sec_lo
         hi_n = np.maximum.reduceat(sec_hi[ov], at) if len(ov) else sec_hi
-        reach = np.where(deg > 0, hi_n - lo_n + 1, 0)
-        log_size = int((1 + deg + 3 * span + reach).sum()) + 16
-    else:
-        log_size = 16
+        log_need = 1 + deg + 3 * span + np.where(deg > 0, hi_n - lo_n + 1, 0)
     return Trace(size, sec_lo, sec_hi, n_sections, ov_start, ov, sm_start, sm, width,
-                 width * size, log_size)
+                 width * size, log_need.astype(np.int64))
 
 
 def solve(trace: Trace, capacity: int, heuristic: int, node_limit: int,
@@ -491,7 +491,7 @@ def solve(trace: Trace, capacity: int, heuristic: int, node_limit: int,
     return _search(trace.size, trace.sec_lo, trace.sec_hi, trace.n_sections, trace.ov_start,
                    trace.ov, trace.sm_start, trace.sm, trace.width, trace.area,
                    np.asarray(HEURISTICS[heuristic], dtype=np.int64), int(capacity),
-                   int(node_limit), trace.log_size, stop)
+                   int(node_limit), trace.log_need, stop)
 
 
 class Work:
@@ -522,10 +522,15 @@ def _run(trace: Trace, capacity: int, heuristic: int, node_limit: int, work: Wor
     stop = np.zeros(1, dtype=np.int64)
     if node_limit <= _INLINE_NODES:
         return solve(trace, capacity, heuristic, node_limit, stop)
-    result = []
-    worker = threading.Thread(
-        target=lambda: result.append(solve(trace, capacity, heuristic, node_limit, stop)),
-        daemon=True)
+    result: list = []
+
+    def target():
+        try:
+            result.append(solve(trace, capacity, heuristic, node_limit, stop))
+        except BaseException as exc:  # MemoryError above all: raised again on this thread
+            result.append(exc)
+
+    worker = threading.Thread(target=target, daemon=True)
     worker.start()
     while worker.is_alive():
         worker.join(0.005)
@@ -533,6 +538,8 @@ def _run(trace: Trace, capacity: int, heuristic: int, node_limit: int, work: Wor
             stop[0] = 1
             work.stopped = True
             worker.join()
+    if isinstance(result[0], BaseException):
+        raise result[0]
     return result[0]
 
 

@@ -200,7 +200,8 @@ def _consumers(graph, node_names: list[str | None], provided: set[str],
     return consumers
 
 
-def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
+def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
+              ) -> tuple[Graph, OnnxNotes]:
     """Read an ONNX model as a `Graph` (dag model, alignment 256) and notes on what was guessed.
 
     Ops become nodes (named by `node.name`, or `op_type_i` when empty); each activation a buffer
@@ -208,6 +209,9 @@ def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
     and are listed in the notes); an edge runs from each tensor's producer to each consumer.
     Buffer kinds: input, output, intermediate, weight. Weights (initializers and tensors
     computed only from constants) stay out unless `include_weights`, and then are uploaded.
+    With `keep_constants`, only initializers are weights: the nodes computing constant tensors
+    stay in the graph and their outputs are buffers like any other (a harder planning problem:
+    such nodes have no inputs in the slab, so the DAG orders them against little).
     The request order, and the schedule, follow a topological order of first use.
     """
     onnx = _require_onnx()
@@ -216,7 +220,10 @@ def load_onnx(path, include_weights: bool = False) -> tuple[Graph, OnnxNotes]:
     graph = model.graph
     _check_single_writer(graph, path)
     sizer = _Sizer(onnx, graph)
-    constants, folded = _constant_tensors(graph, set(sizer.initializers))
+    if keep_constants:
+        constants, folded = set(sizer.initializers), []
+    else:
+        constants, folded = _constant_tensors(graph, set(sizer.initializers))
     folded_set = set(folded)
     node_names = _unique_names(graph, folded_set)
     upload = _free_name("upload", set(node_names))

@@ -23,8 +23,10 @@ budget in seconds and a cancel only cut the work short; nothing depends on threa
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -43,6 +45,11 @@ EXACT_PAIRS = 20_000_000
 # Node limit of one search in the descent (a capacity is given up as unknown after the three
 # preorders reach it).
 _TRY_NODES = 32_768
+
+# Candidates are packed in batches of this many, side by side from this many buffers on. The
+# batches are fixed, so results do not depend on the machine's cores.
+_BATCH = 2
+_PARALLEL_BUFFERS = 2_000
 
 # Log-normal spreads of the size noise in restarts, used in turn.
 _NOISE = (0.05, 0.15, 0.3, 0.6)
@@ -63,6 +70,13 @@ class _Work:
     def left(self) -> int | None:
         """Steps left under the iteration limit (None: no limit)."""
         return None if self.limit is None else max(self.limit - self.used, 0)
+
+    def allowed(self, items: list, one_at_least: bool = False) -> list:
+        """The first of `items` the iteration limit still allows (one at least, if asked)."""
+        left = self.left()
+        if left is None:
+            return items
+        return items[:max(left, 1 if one_at_least else 0)]
 
     def over(self) -> bool:
         """Whether to stop: the limit or deadline reached (raises `Cancelled` when cancelled)."""
@@ -109,23 +123,28 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
         best_plan = min(plans, key=lambda p: p.slab_bytes)  # ties: the earlier entry
         return _stamped(best_plan, seed, len(plans), bound.bytes, bound.bytes)
     packer = Packer(graph, model)
-    best = None
-    for label, candidate, fit in _portfolio(graph, model, order, _witness(graph, bound)):
-        offsets = packer.offsets(candidate, FITS[fit])
-        work.used += 1
-        if best is None:
-            best = _Best(_top(offsets, packer), label, candidate, fit, offsets)
-        else:
-            best.offer(_top(offsets, packer), label, candidate, fit, offsets)
-        if best.height <= bound.bytes or work.over():
-            break
-    proven = bound.bytes  # no plan is lower (raised by capacities exact search rules out)
-    if best.height > proven and not work.over():
-        first_last = model.intervals
-        if first_last is not None and _exact_affordable(model, packer.n):
-            proven = _exact(graph, model, packer, first_last, best, proven, work, seed)
-        else:
-            _restarts(packer, best, bound.bytes, _witness(graph, bound), work, seed)
+    with ThreadPoolExecutor(max_workers=min(_BATCH, os.cpu_count() or 1)) as pool:
+        packings = _Packings(packer, pool if packer.n >= _PARALLEL_BUFFERS else None)
+        entries = list(_portfolio(graph, model, order, _witness(graph, bound)))
+        best = None
+        for at in range(0, len(entries), _BATCH):
+            # The first entry (first fit in request order) always runs: search never loses to it.
+            batch = work.allowed(entries[at:at + _BATCH], at == 0)
+            for (label, candidate, fit), offsets in zip(batch, packings.run(batch)):
+                if best is None:
+                    best = _Best(_top(offsets, packer), label, candidate, fit, offsets)
+                else:
+                    best.offer(_top(offsets, packer), label, candidate, fit, offsets)
+            work.used += len(batch)
+            if best.height <= bound.bytes or work.over():
+                break
+        proven = bound.bytes  # no plan is lower (raised by capacities exact search rules out)
+        if best.height > proven and not work.over():
+            first_last = model.intervals
+            if first_last is not None and _exact_affordable(model, packer.n):
+                proven = _exact(graph, model, packer, first_last, best, proven, work, seed)
+            else:
+                _restarts(packings, best, bound.bytes, _witness(graph, bound), work, seed)
     plan = plan_order(graph, model, best.order, best.fit, capacity,
                       f"search ({best.label}, {best.fit} fit)", packer, best.offsets,
                       cancel=cancel)
@@ -175,7 +194,10 @@ def _exact(graph: Graph, model, packer: Packer, first_last, best: _Best, proven:
     probe: list = []
 
     def run_probe():
-        probe.append(exact.feasible(trace, proven, probe_work, first_heuristic=seed))
+        try:
+            probe.append(exact.feasible(trace, proven, probe_work, first_heuristic=seed))
+        except BaseException as exc:  # raised again on the calling thread
+            probe.append(exc)
 
     prober = threading.Thread(target=run_probe, daemon=True)
     prober.start()
@@ -185,6 +207,8 @@ def _exact(graph: Graph, model, packer: Packer, first_last, best: _Best, proven:
     prober.join()
     work.used += probe_work.used + descent_work.used
     work.cancel.check()
+    if isinstance(probe[0], BaseException):
+        raise probe[0]
     status, offsets = probe[0]
     if status == exact.SOLVED:
         found = offsets
@@ -201,7 +225,7 @@ def _exact(graph: Graph, model, packer: Packer, first_last, best: _Best, proven:
 
 
 def _solved(probe: list) -> bool:
-    return bool(probe) and probe[0][0] == exact.SOLVED
+    return bool(probe) and isinstance(probe[0], tuple) and probe[0][0] == exact.SOLVED
 
 
 def _descend(trace: exact.Trace, lo: int, hi: int, work: exact.Work, seed: int
@@ -238,36 +262,53 @@ def _step_times(graph: Graph, model, first: np.ndarray, last: np.ndarray) -> np.
     return np.asarray(times, dtype=np.int64)
 
 
-def _restarts(packer: Packer, best: _Best, bound: int, witness: np.ndarray, work: _Work,
-              seed: int) -> None:
-    """Improve `best` until the bound, the limit or the deadline: perturbed largest-first
-    restarts alternate with local-search moves from the best order."""
+def _restarts(packings: "_Packings", best: _Best, bound: int, witness: np.ndarray,
+              work: _Work, seed: int) -> None:
+    """Improve `best` until the bound, the limit or the deadline. Each round packs a perturbed
+    largest-first restart and a local-search move from the current order side by side; the
+    current order then walks to the lower of them, across plateaus of equal height."""
+    packer = packings.packer
     rng = np.random.default_rng(seed)
     size = packer.size.astype(np.float64)
     n = packer.n
     current, current_height, current_offsets = best.order, best.height, best.offsets
-    current_fit = FITS[best.fit]
+    current_fit = best.fit
     round_ = 0
     while best.height > bound and n > 1 and not work.over():
-        if round_ % 2 == 0:
-            noise = _NOISE[(round_ // 2) % len(_NOISE)]
-            key = size * np.exp(noise * rng.standard_normal(n))
-            trial = np.argsort(-key, kind="stable")
-            fit = "first" if (round_ // 2) % 3 else "best"
-            label = "perturbed largest-first"
-        else:
-            trial = _moved(current, current_offsets, current_height, packer, witness, rng)
-            fit = "first" if current_fit == FITS["first"] else "best"
-            label = "local search"
+        noise = _NOISE[round_ % len(_NOISE)]
+        key = size * np.exp(noise * rng.standard_normal(n))
+        trials = [("perturbed largest-first", np.argsort(-key, kind="stable"),
+                   "first" if round_ % 3 else "best"),
+                  ("local search", _moved(current, current_offsets, current_height, packer,
+                                          witness, rng), current_fit)]
+        trials = work.allowed(trials)
         round_ += 1
-        offsets = packer.offsets(trial, FITS[fit])
-        work.used += 1
-        height = _top(offsets, packer)
-        best.offer(height, label, trial, fit, offsets)
-        # Local search walks from the lowest order so far, across plateaus of equal height.
-        if height <= current_height:
-            current, current_height, current_offsets = trial, height, offsets
-            current_fit = FITS[fit]
+        for (label, trial, fit), offsets in zip(trials, packings.run(trials)):
+            height = _top(offsets, packer)
+            best.offer(height, label, trial, fit, offsets)
+            if height <= current_height:
+                current, current_height, current_offsets, current_fit = \
+                    trial, height, offsets, fit
+        work.used += len(trials)
+
+
+class _Packings:
+    """Offsets of a batch of (label, order, fit) candidates, in the batch's order: on a thread
+    pool for large graphs (the kernels release the GIL), else one after another. Either way the
+    results are the same."""
+
+    def __init__(self, packer: Packer, pool: ThreadPoolExecutor | None):
+        self.packer = packer
+        self.pool = pool
+
+    def run(self, batch) -> list[np.ndarray]:
+        """Each candidate's offsets."""
+        def pack(entry):
+            return self.packer.offsets(entry[1], FITS[entry[2]])
+
+        if self.pool is None or len(batch) < 2:
+            return [pack(entry) for entry in batch]
+        return list(self.pool.map(pack, batch))
 
 
 def _moved(order: np.ndarray, offsets: np.ndarray, height: int, packer: Packer,
