@@ -180,6 +180,19 @@ def test_real_snapshots_lower_bound_is_peak_live_and_reserved_is_segments(name):
     assert planner.verify(graph, plan).ok
 
 
+@pytest.mark.parametrize("name", REAL)
+def test_search_plans_real_snapshots_within_a_tenth_of_a_percent_of_peak_live(name):
+    path = SHARED_SNAPSHOTS / name
+    if not path.exists():
+        pytest.skip(f"shared snapshots not present ({SHARED_SNAPSHOTS})")
+    graph = planner.load(path)
+    # A generous budget: search stops at the bound (about a second here); the margin covers
+    # compiling its kernels on a cold cache.
+    plan = planner.plan(graph, algorithm="search", conflicts="serial", budget=30)
+    assert plan.slab_bytes <= 1.001 * graph.allocator.peak_allocated_bytes
+    assert planner.verify(graph, plan).ok
+
+
 def test_plan_command_prints_the_allocator_beside_the_static_plan(capsys):
     assert main(["plan", str(TINY_SNAPSHOT)]) == 0
     out = capsys.readouterr().out
