@@ -50,10 +50,19 @@ class _GraphData:
                 "buffers": list(self.buffers.values())}
 
 
+# Past these, a generated file takes minutes to write and more memory than a machine has: the
+# node count grows with layers and heads, every buffer's bytes with the product of its dimensions.
+LIMITS = {"layers": 10_000, "heads": 1_024}
+MAX_DIMENSION = 1 << 24
+
+
 def _positive(**values) -> None:
     for name, value in values.items():
         if not isinstance(value, int) or value < 1:
             raise PlanError(f"{name} must be a positive integer, got {value!r}")
+        limit = LIMITS.get(name, MAX_DIMENSION)
+        if value > limit:
+            raise PlanError(f"{name} must be at most {limit:,}, got {value:,}")
 
 
 def mlp(layers: int, batch: int, width: int, fused: bool = False,
@@ -160,6 +169,9 @@ def transformer(seq: int, width: int, heads: int, ffn: int | None = None, layers
     tokens of `width`; `ffn` defaults to 4 x width. No causal mask."""
     ffn = 4 * width if ffn is None else ffn
     _positive(seq=seq, width=width, heads=heads, ffn=ffn, layers=layers)
+    if layers * heads > LIMITS["layers"]:
+        raise PlanError(f"layers x heads must be at most {LIMITS['layers']:,} (a few nodes per "
+                        f"head per layer), got {layers * heads:,}")
     if width % heads:
         raise PlanError(f"width {width} must be a multiple of heads {heads}")
     g = _GraphData(dtype)

@@ -105,6 +105,17 @@ def test_generate_into_a_missing_folder_or_onto_a_folder(tmp_path, capsys, targe
     assert "cannot write output" in one_line(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["mlp", "--layers", str(10**8)], "layers must be at most 10,000"),
+    (["mlp", "--width", str(10**9)], "width must be at most"),
+    (["transformer", "--layers", "100", "--heads", "1000", "--width", "1000"],
+     "layers x heads must be at most"),
+])
+def test_generate_refuses_sizes_that_would_never_finish(tmp_path, capsys, argv, message):
+    assert main(["generate", *argv, "-o", str(tmp_path / "g.json")]) == 2
+    assert message in one_line(capsys.readouterr().err)
+
+
 def test_names_with_newlines_keep_the_table_one_row_each(tmp_path, capsys):
     path = tmp_path / "g.json"
     path.write_text(json.dumps({"nodes": ["a"], "buffers": [
