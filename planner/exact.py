@@ -512,8 +512,8 @@ class Work:
         return 2**62 if self.limit is None else max(self.limit - self.used, 0)
 
 
-# Searches this small run on the calling thread: they end within a millisecond.
-_INLINE_NODES = 4096
+# Searches this small run on the calling thread: they end within a few milliseconds.
+_INLINE_NODES = 512
 
 
 def _run(trace: Trace, capacity: int, heuristic: int, node_limit: int, work: Work):
@@ -559,6 +559,8 @@ def feasible(trace: Trace, capacity: int, work: Work, max_nodes: int | None = No
     while True:
         for heuristic in turns:
             budget = min(limit, work.left())
+            if not work.stopped and work.should_stop():
+                work.stopped = True
             if budget <= 0 or work.stopped:
                 return ABORTED, None
             status, offsets, nodes = _run(trace, capacity, heuristic, budget, work)
