@@ -112,6 +112,16 @@ def _float(text: str) -> float:
     return value
 
 
+def _object(pairs: list) -> dict:
+    """A JSON object; a key given twice is ambiguous (JSON keeps the last, silently)."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise PlanError(f"key {quoted(twice)} appears twice in one object")
+    return data
+
+
 def _deepest(data) -> int:
     """How deep lists and objects nest in `data` (a scalar is depth 0), without recursion."""
     deepest, stack = 0, [(data, 1)]
@@ -130,10 +140,10 @@ def _deepest(data) -> int:
 
 def parse_json(text: str, where: str):
     """Decode JSON `text` from `where` (a file name, for messages) within the limits: nesting
-    depth, integer digits, finite numbers (no NaN or Infinity)."""
+    depth, integer digits, finite numbers (no NaN or Infinity), no key twice in one object."""
     try:
         data = json.loads(text, parse_int=_integer, parse_float=_float,
-                          parse_constant=_constant)
+                          parse_constant=_constant, object_pairs_hook=_object)
     except PlanError as exc:
         raise PlanError(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:

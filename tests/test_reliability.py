@@ -60,6 +60,11 @@ def test_non_finite_numbers_are_refused(tmp_path, constant):
     assert str(path) in one_line_error(path)
 
 
+def test_a_key_given_twice_is_refused(tmp_path):
+    path = graph_file(tmp_path, '{"nodes": ["a"], "buffers": [], "buffers": []}')
+    assert "key 'buffers' appears twice in one object" in one_line_error(path)
+
+
 @pytest.mark.parametrize("data, message", [
     ({"hello": "world"}, "unknown key 'hello'; known: description, alignment"),
     ({**MINIMAL, "bufers": []}, "unknown key 'bufers'; did you mean 'buffers'?"),
