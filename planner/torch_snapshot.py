@@ -119,8 +119,10 @@ def load_snapshot(path, device: int | None = None) -> Graph:
                         f"{', '.join(map(str, with_trace))}")
     segments = [s for s in data.get("segments", [])
                 if isinstance(s, dict) and s.get("device", device) == device]
+    events = traces[device]
+    del data, traces  # other devices' traces go now; this one's events go as they are read
     try:
-        return _TraceReader(traces[device], segments, device).graph(path.stem)
+        return _TraceReader(events, segments, device).graph(path.stem)
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
     except (KeyError, TypeError, AttributeError) as exc:  # segments or blocks of the wrong shape
@@ -136,9 +138,10 @@ class _TraceReader:
         self.step_action: list[str] = ["start"]
         self.step_time: list[int] = []
         self.reserve_delta: list[int] = [0]
-        # Per block: [first step, end step or None, bytes, address, stream, frames, before].
+        # Per block: [first step, end step or None, bytes, address, stream, stack, before].
         self.blocks: list[list] = []
         self.seen_segments: set[tuple[int, int]] = set()
+        self.stacks = _Stacks()
         self._walk(events)
         self._add_active_segment_blocks(segments)
         final = [(_int(s, "address", "segment"), _int(s, "total_size", "segment")) for s in segments]
@@ -146,6 +149,8 @@ class _TraceReader:
         self.seen_segments.update(final)
 
     def _walk(self, events: list) -> None:
+        """Steps and blocks from the events, each event dropped from `events` once read (its
+        frames, most of a snapshot's bytes, live on only as a folded stack)."""
         live: dict[int, int] = {}  # address -> index into blocks, for blocks live now
         touched: set[int] = set()  # addresses the trace has allocated or freed
         for i, event in enumerate(events):
@@ -170,8 +175,8 @@ class _TraceReader:
                                         f"(allocated at event {first})")
                     live[addr] = len(self.blocks)
                     touched.add(addr)
-                    self.blocks.append([step, None, size, addr, stream, event.get("frames", ()),
-                                        False])
+                    self.blocks.append([step, None, size, addr, stream,
+                                        self.stacks.fold(event.get("frames", ())), False])
                 elif action == "free_completed":
                     if addr in live:
                         self.blocks[live.pop(addr)][1] = step
@@ -179,8 +184,8 @@ class _TraceReader:
                         raise PlanError(f"frees {addr:#x}, which the trace already freed")
                     else:  # allocated before recording began; its stack is where it was freed
                         touched.add(addr)
-                        self.blocks.append([0, step, size, addr, stream, event.get("frames", ()),
-                                            True])
+                        self.blocks.append([0, step, size, addr, stream,
+                                            self.stacks.fold(event.get("frames", ())), True])
                 elif action in ("segment_alloc", "segment_free"):
                     self.seen_segments.add((addr, size))
             except PlanError as exc:
@@ -188,6 +193,8 @@ class _TraceReader:
             except (KeyError, TypeError, AttributeError) as exc:
                 raise PlanError(f"device {self.device} event {i}: malformed event "
                                 f"({type(exc).__name__}: {exc})") from None
+            finally:
+                events[i] = None
         self.live_at_end = live
 
     def _add_active_segment_blocks(self, segments: list) -> None:
@@ -202,7 +209,8 @@ class _TraceReader:
                 # The trace records requested sizes; a segment's block keeps one too.
                 size_key = "requested_size" if "requested_size" in block else "size"
                 self.blocks.append([0, None, _int(block, size_key, "segment block"), addr,
-                                    segment.get("stream", 0), block.get("frames", ()), True])
+                                    segment.get("stream", 0),
+                                    self.stacks.fold(block.get("frames", ())), True])
 
     def graph(self, name: str) -> Graph:
         """The chain graph of the steps, a buffer per block, and the allocator's side."""
@@ -213,15 +221,13 @@ class _TraceReader:
                            for e, a in zip(self.step_event, self.step_action))
         nodes = tuple(Node(n, attrs=MappingProxyType({"action": a, "event": e, "time_us": t}))
                       for n, a, e, t in zip(node_names, self.step_action, self.step_event, times))
-        stacks = _Stacks()
         live_delta = [0] * (steps + 1)
         buffers, addresses, streams, before, stack_of = [], {}, {}, set(), {}
         # Request order is order of first step: blocks from before recording, then trace order.
-        for first, end, size, addr, stream, frames, early in sorted(self.blocks,
-                                                                    key=lambda b: b[0]):
+        for first, end, size, addr, stream, stack, early in sorted(self.blocks,
+                                                                   key=lambda b: b[0]):
             end = steps if end is None else end
-            stack = stacks.fold(frames)
-            buffer_name = stacks.name(stack, early)
+            buffer_name = self.stacks.name(stack, early)
             last = end - 1
             uses = (node_names[first],) if first == last else (node_names[first], node_names[last])
             buffers.append(Buffer(buffer_name, size, uses))
@@ -270,7 +276,6 @@ class _Stacks:
     """Folds frame lists into stacks (Python frames, then one C++ entry) and names buffers."""
 
     def __init__(self):
-        self._labels: dict[int, str | None] = {}  # id(frame) -> Python label, None for C++
         self._basenames: dict[str, str] = {}
         self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._counts: dict[str, int] = {}
@@ -280,27 +285,21 @@ class _Stacks:
         """Python frames as `file:line function`, innermost first, then "… N C++ frames"."""
         python, native = [], 0
         for frame in frames:
-            label = self._labels.get(id(frame), "")
-            if label == "":
-                label = self._labels[id(frame)] = self._label(frame)
-            if label is None:
-                native += 1
+            filename = frame.get("filename") if isinstance(frame, dict) else None
+            if isinstance(filename, str) and (filename.endswith(".py") or
+                                              filename[:1] == "<" and filename[-1:] == ">"):
+                base = self._basenames.get(filename)
+                if base is None:
+                    base = self._basenames[filename] = \
+                        filename.replace("\\", "/").rsplit("/", 1)[-1]
+                python.append(f"{base}:{frame.get('line', 0)} {frame.get('name', '?')}")
             else:
-                python.append(label)
+                native += 1
         if native:
             python.append(f"… {native} C++ frame" + ("s" if native > 1 else ""))
         stack = tuple(python)
+        # Many blocks come from the same place: keep one copy of each stack.
         return self._shared.setdefault(stack, stack)
-
-    def _label(self, frame) -> str | None:
-        filename = frame.get("filename", "") if isinstance(frame, dict) else ""
-        if not isinstance(filename, str) or not (
-                filename.endswith(".py") or filename.startswith("<") and filename.endswith(">")):
-            return None
-        base = self._basenames.get(filename)
-        if base is None:
-            base = self._basenames[filename] = filename.replace("\\", "/").rsplit("/", 1)[-1]
-        return f"{base}:{frame.get('line', 0)} {frame.get('name', '?')}"
 
     def name(self, stack: tuple[str, ...], before_recording: bool) -> str:
         """The innermost Python frame and a per-frame counter, unique among the names given."""
