@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, 
 
 from app.views import palette
 from app.views.dag_minimap import DagMinimap
-from app.views.dag_layout import layered_layout
+from app.views.dag_layout import columns_to_fit, layered_layout, wrap_columns
 from planner.reachability import topological_order
 
 NODE_HEIGHT = 34.0
@@ -23,12 +23,13 @@ NODE_PADDING = 12.0
 MIN_NODE_WIDTH = 60.0
 MAX_LABEL_CHARS = 28          # longer names are elided in the box (the tooltip has them whole)
 TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
-SHAPE_MIN_PIXELS = 6.0        # boxes shorter than this on screen lose their border and corners
+SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
 ZOOM_STEP = 1.25
 ARROW_LENGTH = 8.0
 ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
+DEFAULT_ASPECT = 1.4          # view shape assumed before the view has a size
 THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
 THIN_SCALE = 0.3              # ... below this zoom
 
@@ -100,8 +101,10 @@ class EdgeLayer:
     """Edges drawn in one colour, one path item per band of layers, so that the scene's index
     skips the bands out of view instead of stroking every edge of a large graph on each paint."""
 
-    def __init__(self, scene: QGraphicsScene, colour: QColor, width: float, z: float):
+    def __init__(self, scene: QGraphicsScene, colour: QColor, width: float, z: float,
+                 cached: bool = True):
         self.scene, self.colour, self.width, self.z = scene, colour, width, z
+        self.cached = cached
         self.items: dict[int, QGraphicsPathItem] = {}
         self.alpha, self.thinning = 255, 1.0
 
@@ -120,8 +123,10 @@ class EdgeLayer:
                 item.setPen(pen)
                 item.setOpacity(self.alpha / 255 * self.thinning)
                 item.setZValue(self.z)
-                # Antialiased curves are costly to stroke; a cached pixmap survives hover repaints.
-                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+                # Antialiased curves are costly to stroke; a cached pixmap survives hover repaints
+                # (highlight layers change their paths on every hover, so caching them only costs).
+                if self.cached:
+                    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
                 self.scene.addItem(item)
                 self.items[band] = item
             self.items[band].setPath(path)
@@ -175,8 +180,8 @@ class DagView(QGraphicsView):
         self._uses: set[int] = set()
         self._hovered: int | None = None
         self._base_edges = EdgeLayer(self.scene(), EDGE_COLOR, 1.2, -1)
-        self._ancestor_edges = EdgeLayer(self.scene(), palette.ANCESTOR, 2.2, 0.5)
-        self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, 2.2, 0.5)
+        self._ancestor_edges = EdgeLayer(self.scene(), palette.ANCESTOR, 2.2, 0.5, cached=False)
+        self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, 2.2, 0.5, cached=False)
         session.sigGraphChanged.connect(self.rebuild)
         session.sigHoverNode.connect(self._refresh_highlight)
         session.sigHoverBuffer.connect(self._refresh_highlight)
@@ -232,6 +237,10 @@ class DagView(QGraphicsView):
                   for n in graph.nodes]
         topo = topological_order([n.name for n in graph.nodes], graph.successors)  # no closure needed
         layout = layered_layout(graph.successors, topo, widths)
+        # A deep, narrow graph is wrapped into columns so that Fit shows its shape, not a line.
+        view = self.viewport().size()
+        aspect = view.width() / view.height() if view.height() > 50 else DEFAULT_ASPECT
+        layout = wrap_columns(layout, columns_to_fit(layout, aspect))
         uses_by_node: list[list[str]] = [[] for _ in graph.nodes]
         for buf, uses in zip(graph.buffers, graph.use_indices):
             for u in uses:
@@ -270,9 +279,9 @@ class DagView(QGraphicsView):
         if index == self._hovered:
             return palette.HOVERED, NODE_BORDER, TEXT_COLOR
         if index in self._ancestors:
-            return _tint(palette.ANCESTOR), palette.ANCESTOR, TEXT_COLOR
+            return ANCESTOR_FILL, palette.ANCESTOR, TEXT_COLOR
         if index in self._descendants:
-            return _tint(palette.DESCENDANT), palette.DESCENDANT, TEXT_COLOR
+            return DESCENDANT_FILL, palette.DESCENDANT, TEXT_COLOR
         if index in self._uses:
             return palette.HOVERED, NODE_BORDER, TEXT_COLOR
         if self._hovered is not None or self._uses:
@@ -365,8 +374,11 @@ class DagView(QGraphicsView):
 
     def _zoom_changed(self) -> None:
         """Level of detail that depends on the zoom: faint, thin edges on big zoomed-out graphs."""
-        self._base_edges.set_thin(len(self._edge_paths) > THIN_EDGES
-                                  and self.transform().m11() < THIN_SCALE)
+        crowded = len(self._edge_paths) > THIN_EDGES and self.transform().m11() < THIN_SCALE
+        self._base_edges.set_thin(crowded)
+        # Hundreds of antialiased curves cost most of a hover's repaint; at this zoom the
+        # difference hardly shows.
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, not crowded)
         self.minimap.refresh()
 
     def wheelEvent(self, event) -> None:
@@ -467,6 +479,10 @@ def _bit_indices(bits: int) -> set[int]:
 def _tint(colour: QColor) -> QColor:
     """A light fill of `colour` that keeps black text readable."""
     return QColor.fromRgbF(*(0.72 + 0.28 * c for c in colour.getRgbF()[:3]))
+
+
+ANCESTOR_FILL = _tint(palette.ANCESTOR)
+DESCENDANT_FILL = _tint(palette.DESCENDANT)
 
 
 def _dim(colour: QColor) -> QColor:
