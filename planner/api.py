@@ -6,6 +6,7 @@ from __future__ import annotations
 from .cancel import NEVER, CancelToken
 from .conflict_model import conflict_model
 from .errors import PlanError
+from .gc_pause import paused_collection
 from .input_limits import check_slab
 from .graph import Graph
 from .greedy import best_fit, first_fit, largest_first
@@ -43,10 +44,11 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
         raise PlanError(f"budget must be a finite number of seconds >= 0, got {budget}")
     if iterations is not None and iterations < 0:
         raise PlanError(f"iterations must be non-negative, got {iterations}")
-    model = conflict_model(graph, conflicts)
     extra = {"seed": seed, "iterations": iterations} if algorithm == "search" else {}
-    result = ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity, budget,
-                                   cancel=cancel, **extra)
+    with paused_collection():
+        model = conflict_model(graph, conflicts)
+        result = ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity,
+                                       budget, cancel=cancel, **extra)
     check_slab(result.slab_bytes, f"placing {graph.name!r} by {algorithm}")
     return result
 
@@ -58,4 +60,5 @@ def lower_bound(graph: Graph, conflicts: str = "dag", *, cancel: CancelToken = N
     Reserved (aligned) bytes count. The witness is a set of pairwise conflicting buffers whose
     reserved bytes sum to the bound.
     """
-    return conflict_model(graph, conflicts).lower_bound(cancel)
+    with paused_collection():
+        return conflict_model(graph, conflicts).lower_bound(cancel)

@@ -28,7 +28,7 @@ def align_up(size: int, alignment: int) -> int:
     return reserved
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million of them stay small
 class Node:
     """One launch or transfer of the DAG; `op` and its operands only matter for execution."""
 
@@ -40,7 +40,7 @@ class Node:
     attrs: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Buffer:
     """A tensor, workspace or staging area: `bytes` long, used by the nodes in `uses`."""
 
@@ -96,7 +96,17 @@ class Graph:
     @cached_property
     def use_indices(self) -> tuple[tuple[int, ...], ...]:
         """Per buffer index, the node indices of its uses (deduplicated, ascending)."""
-        return tuple(tuple(sorted({self.node_index[u] for u in buf.uses})) for buf in self.buffers)
+        index = self.node_index
+
+        def indices(uses: tuple[str, ...]) -> tuple[int, ...]:
+            if len(uses) == 1:  # most buffers have one or two uses: no set, no sort
+                return (index[uses[0]],)
+            if len(uses) == 2:
+                a, b = index[uses[0]], index[uses[1]]
+                return (a, b) if a < b else (b, a) if b < a else (a,)
+            return tuple(sorted({index[u] for u in uses}))
+
+        return tuple([indices(buf.uses) for buf in self.buffers])
 
     @cached_property
     def topo(self) -> tuple[int, ...]:
@@ -138,6 +148,12 @@ class Graph:
         unknown is an error.
         """
         listed = self.order if names is None else tuple(names)
+        index = self.buffer_index
+        if names is None and len(listed) == len(self.buffers) and all(n in index for n in listed):
+            # The common case, the graph's own complete order: one pass, no per-name bookkeeping.
+            indices = [index[name] for name in listed]
+            if len(set(indices)) == len(indices):
+                return tuple(indices)
         seen: set[int] = set()
         indices = []
         for name in listed:

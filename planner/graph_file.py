@@ -8,7 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
+from .cancel import NEVER, CancelToken
 from .errors import PlanError
+from .gc_pause import paused_collection
 from .graph import BUFFER_KINDS, SIZE_LIMIT, Buffer, Graph, Node, align_up
 from .input_limits import check_text, one_line, quoted, read_json, shape_elements
 from .serial_model import serial_schedule
@@ -24,23 +26,25 @@ NODE_KEYS = ("name", "op", "inputs", "outputs", "workspace", "attrs")
 BUFFER_KEYS = ("name", "bytes", "shape", "dtype", "uses", "kind")
 
 
-def load(path, include_weights: bool = False) -> Graph:
+def load(path, include_weights: bool = False, *, cancel: CancelToken = NEVER) -> Graph:
     """Read the graph file at `path`: JSON, ONNX (`.onnx`), MiniMalloc CSV (`.csv`) or a PyTorch
     memory snapshot (`.pickle`, the first device with a trace; see `load_snapshot`).
 
     `include_weights` only matters for ONNX: keep initializers and constants in the slab. What
     the ONNX import had to guess (dimensions taken as 1) is reported as a `UserWarning`. Every
-    failure is a `PlanError` of one line (names with newlines appear escaped).
+    failure is a `PlanError` of one line (names with newlines appear escaped). `cancel` stops
+    reading JSON and CSV files from another thread (raising `Cancelled`).
     """
     try:
-        return _read(Path(path), include_weights)
+        with paused_collection():
+            return _read(Path(path), include_weights, cancel)
     except PlanError as exc:
         if not str(exc).isprintable():
             raise PlanError(one_line(str(exc))) from None
         raise
 
 
-def _read(path: Path, include_weights: bool) -> Graph:
+def _read(path: Path, include_weights: bool, cancel: CancelToken) -> Graph:
     suffix = path.suffix.lower()
     if suffix == ".onnx":
         from .onnx_import import load_onnx
@@ -52,14 +56,14 @@ def _read(path: Path, include_weights: bool) -> Graph:
     if suffix == ".csv":
         from .minimalloc_csv import load_minimalloc_csv
 
-        return load_minimalloc_csv(path)
+        return load_minimalloc_csv(path, cancel=cancel)
     if suffix == ".pickle":
         from .torch_snapshot import load_snapshot
 
         return load_snapshot(path)
     data = read_json(path)
     try:
-        return graph_from_dict(data, name=path.stem)
+        return graph_from_dict(data, name=path.stem, cancel=cancel)
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
 
@@ -68,14 +72,19 @@ def default_conflicts(graph: Graph) -> str:
     """The conflict model to plan `graph` under when the user names none.
 
     "serial" when the DAG is exactly the chain of its schedule (a MiniMalloc file): there both
-    models give the same conflicts, and the serial one avoids the closure, which is quadratic on
-    long chains. "dag" otherwise.
+    models give the same conflicts, and the serial one is the cheaper. "dag" otherwise.
     """
     schedule = graph.schedule
     if schedule is None or len(schedule) != len(graph.nodes) or \
             len(graph.edges) != max(len(schedule) - 1, 0):
         return "dag"
-    return "serial" if set(graph.edges) == set(zip(schedule, schedule[1:])) else "dag"
+    step = {name: i for i, name in enumerate(schedule)}
+    # n - 1 edges, each from one step to the next and no two from the same step: the chain.
+    if len(step) != len(schedule) or len({step.get(src) for src, _ in graph.edges}) != \
+            len(graph.edges) or not all(dst in step and src in step and step[dst] == step[src] + 1
+                                        for src, dst in graph.edges):
+        return "dag"
+    return "serial"
 
 
 def _expect(value, kind, what: str):
@@ -142,7 +151,7 @@ def _buffer_size(entry: dict, name: str) -> tuple[int, tuple[int, ...] | None, s
     return size, None, None
 
 
-def graph_from_dict(data, name: str = "graph") -> Graph:
+def graph_from_dict(data, name: str = "graph", *, cancel: CancelToken = NEVER) -> Graph:
     """Validate graph-file data (see the README for the format) and build a `Graph`.
 
     Uses and edges may be derived from nodes' `inputs`, `outputs` and `workspace`: a buffer
@@ -191,6 +200,8 @@ def graph_from_dict(data, name: str = "graph") -> Graph:
     buffers = []
     seen: set[str] = set()
     for i, entry in enumerate(_expect(data.get("buffers", []), list, "buffers")):
+        if not i & 4095:
+            cancel.check()
         entry = _expect(entry, dict, f"buffers[{i}]")
         bname = check_text(_expect(entry.get("name"), str, f"buffers[{i}].name"), "buffer name")
         _known_keys(entry, BUFFER_KEYS, f"buffer {bname!r}")
@@ -242,5 +253,6 @@ def graph_from_dict(data, name: str = "graph") -> Graph:
         graph = replace(graph, order=tuple(buffers[i].name for i in requested))
     if schedule is not None:
         serial_schedule(graph)  # every node once, in an order the edges allow
+    cancel.check()
     graph.topo  # a cycle is a load error (found by a topological sort, no closure)
     return graph

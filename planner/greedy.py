@@ -42,15 +42,21 @@ def plan_order(graph: Graph, model, order, fit: str, capacity: int | None,
     given; `packer` (a `packing.Packer`) is built when needed and not given.
     """
     if not traceable(graph, model):
-        from .packing import Packer, fits_int64
+        from .packing import Packer, fits_int64, interval_offsets
 
         # The array kernels add sizes in 64-bit integers; where sums could overflow them, the
         # traced placer below (Python integers) is slow but right.
         if fits_int64(graph):
             cancel.check()
             if offsets is None:
-                packer = packer or Packer(graph, model)
-                offsets = packer.offsets(np.asarray(order, dtype=np.int64), FITS[fit])
+                order = np.asarray(order, dtype=np.int64)
+                if packer is None and model.intervals is not None:
+                    # One pass: the interval kernel, without listing every conflict first.
+                    first, last = model.intervals
+                    offsets = interval_offsets(order, np.asarray(graph.reserved, np.int64),
+                                               first, last, FITS[fit])
+                else:
+                    offsets = (packer or Packer(graph, model)).offsets(order, FITS[fit])
             return untraced_plan(graph, model, order, offsets, capacity, algorithm)
     return place(graph, model, tuple(map(int, order)), fit=fit, capacity=capacity,
                  algorithm=algorithm, cancel=cancel)
@@ -61,20 +67,22 @@ def untraced_plan(graph: Graph, model, order, offsets, capacity: int | None,
     """A plan from precomputed offsets (no trace); exceeding `capacity` is a `CapacityError`."""
     reserved = graph.reserved
     buffers = graph.buffers
+    order = np.asarray(order, dtype=np.int64).tolist()
+    offsets = np.asarray(offsets).tolist()  # Python integers: indexing arrays per item is slow
     if capacity is not None:
         for request, i in enumerate(order):
-            at, size = int(offsets[i]), reserved[i]
+            at, size = offsets[i], reserved[i]
             if at + size > capacity:
                 raise CapacityError(
                     f"capacity exceeded while placing request {request} {buffers[i].name!r} "
                     f"({size:,} bytes): its clear offset is {at:,}, and {at + size:,} > "
                     f"capacity {capacity:,}", request, buffers[i].name, size)
-    placements = tuple(Placement(buffers[i].name, int(offsets[i]), buffers[i].bytes, reserved[i])
-                       for i in order)
+    placements = tuple([Placement(buffers[i].name, offsets[i], buffers[i].bytes, reserved[i])
+                        for i in order])
     return Plan(
         placements=placements,
         steps=(),
-        slab_bytes=max((p.end for p in placements), default=0),
+        slab_bytes=max((offsets[i] + reserved[i] for i in order), default=0),
         no_reuse_bytes=sum(reserved),
         algorithm=algorithm,
         conflict_model=model.name,

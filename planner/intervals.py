@@ -32,3 +32,24 @@ def first_last(step_of: np.ndarray, flat_uses: np.ndarray, starts: np.ndarray
     steps = step_of[flat_uses]
     return (np.minimum.reduceat(steps, starts[:-1]).astype(np.int64),
             np.maximum.reduceat(steps, starts[:-1]).astype(np.int64))
+
+
+def overlap_lists(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every buffer's overlapping buffers as one CSR pair (starts, neighbours), each run ascending.
+
+    Sorted by first step, the ranges that overlap one and start no earlier are the run up to the
+    last start within it, so all pairs come from one `searchsorted`: O(n log n + pairs).
+    """
+    n = len(first)
+    by_first = np.argsort(first, kind="stable")
+    end = np.searchsorted(first[by_first], last[by_first], side="right")
+    counts = np.maximum(end - np.arange(n) - 1, 0)
+    x = np.repeat(np.arange(n), counts)
+    run_start = np.repeat(np.cumsum(counts) - counts, counts)
+    y = x + 1 + (np.arange(len(x)) - run_start)
+    a, b = by_first[x], by_first[y]
+    rows, cols = np.concatenate([a, b]), np.concatenate([b, a])
+    ranked = np.lexsort((cols, rows))
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=starts[1:])
+    return starts, cols[ranked].astype(np.int64)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from .gc_pause import paused_collection
+
 
 @dataclass(frozen=True, slots=True)
 class Placement:
@@ -94,16 +96,17 @@ class Plan:
     def to_dict(self) -> dict:
         """The plan as JSON-ready data (placements in request order; a search plan also has
         `seed`, `iterations` and `proof`)."""
-        data = {
-            "slab_bytes": self.slab_bytes,
-            "no_reuse_bytes": self.no_reuse_bytes,
-            "algorithm": self.algorithm,
-            "conflicts": self.conflict_model,
-            "placements": [
-                {"name": p.name, "offset": p.offset, "bytes": p.bytes, "reserved": p.reserved}
-                for p in self.placements
-            ],
-        }
+        with paused_collection():  # a million small dicts: see gc_pause
+            data = {
+                "slab_bytes": self.slab_bytes,
+                "no_reuse_bytes": self.no_reuse_bytes,
+                "algorithm": self.algorithm,
+                "conflicts": self.conflict_model,
+                "placements": [
+                    {"name": p.name, "offset": p.offset, "bytes": p.bytes, "reserved": p.reserved}
+                    for p in self.placements
+                ],
+            }
         for key in ("seed", "iterations", "proof"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)

@@ -25,6 +25,10 @@ def serial_schedule(graph: Graph) -> tuple[int, ...]:
     """
     if graph.schedule is None:
         return graph.topo
+    valid = _valid_schedule(graph)
+    if valid is not None:
+        return valid
+    # Something is wrong: find the first problem, for the message.
     position: dict[str, int] = {}
     for step, name in enumerate(graph.schedule):
         if name in position:
@@ -39,6 +43,25 @@ def serial_schedule(graph: Graph) -> tuple[int, ...]:
                             f"against edge {src!r} -> {dst!r}")
     index = graph.node_index
     return tuple(index[name] for name in graph.schedule)
+
+
+def _valid_schedule(graph: Graph) -> tuple[int, ...] | None:
+    """The schedule as node indices when it lists every node once and respects every edge (array
+    checks, linear time); None when it does not."""
+    index = graph.node_index
+    schedule = graph.schedule
+    if len(schedule) != len(graph.nodes) or not all(name in index for name in schedule):
+        return None
+    steps = [index[name] for name in schedule]
+    position = np.full(len(steps), -1, dtype=np.int64)
+    position[steps] = np.arange(len(steps))
+    if (position < 0).any():  # as long as the node list, so a repeat leaves a node out
+        return None
+    ends = np.fromiter((index[end] for edge in graph.edges for end in edge), dtype=np.int64,
+                       count=2 * len(graph.edges)).reshape(-1, 2)
+    if (position[ends[:, 0]] > position[ends[:, 1]]).any():
+        return None
+    return tuple(steps)
 
 
 class SerialConflicts:

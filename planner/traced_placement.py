@@ -9,6 +9,7 @@ from .bitset import members
 from .cancel import NEVER, CancelToken
 from .errors import CapacityError
 from .graph import Graph
+from .intervals import overlap_lists
 from .plan import Placement, PlacementStep, Plan
 
 
@@ -39,6 +40,32 @@ class _Occupancy:
         return previous
 
 
+class _PlacedConflicts:
+    """The placed buffers a request conflicts with, ascending by index: from interval conflict
+    lists when the model has intervals (O(pairs) in all), else from its bitset masks."""
+
+    def __init__(self, model, n: int):
+        self.model = model
+        self.placed = [False] * n
+        self.placed_bits = 0
+        self.lists = None
+        if model.intervals is not None:
+            starts, neighbours = overlap_lists(*model.intervals)
+            self.lists = (starts.tolist(), neighbours.tolist())
+
+    def conflicting(self, i: int) -> list[int]:
+        if self.lists is None:
+            return members(self.model.conflict_mask(i) & self.placed_bits)
+        starts, neighbours = self.lists
+        placed = self.placed
+        return [j for j in neighbours[starts[i]:starts[i + 1]] if placed[j]]
+
+    def add(self, i: int) -> None:
+        self.placed[i] = True
+        if self.lists is None:
+            self.placed_bits |= 1 << i
+
+
 def _choose(spans: list[tuple[int, int]], size: int, fit: str) -> tuple[int, list[tuple[int, int]]]:
     """The offset for `size` bytes clear of `spans` (sorted by start), and the gaps passed over."""
     cursor = 0
@@ -66,19 +93,19 @@ def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first"
     `ConflictModel`). Exceeding `capacity` raises `CapacityError` naming the request.
     """
     conflicts.prepare(cancel)
+    placed = _PlacedConflicts(conflicts, len(graph.buffers))
     reserved = graph.reserved
     buffers = graph.buffers
     names = [b.name for b in buffers]
     offset = [0] * len(buffers)
     end = [0] * len(buffers)
-    placed = 0
     occupancy = _Occupancy()
     placements, steps = [], []
     for request, i in enumerate(order):
         if not request & 255:
             cancel.report("placement", request / len(order))
         size = reserved[i]
-        blocking = members(conflicts.conflict_mask(i) & placed)
+        blocking = placed.conflicting(i)
         blocking.sort(key=offset.__getitem__)  # stable: ties stay in index order
         at, skipped = _choose([(offset[j], end[j]) for j in blocking], size, fit)
         if capacity is not None and at + size > capacity:
@@ -87,7 +114,7 @@ def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first"
                 f"lowest clear offset is {at:,}, and {at + size:,} > capacity {capacity:,}",
                 request, names[i], size)
         offset[i], end[i] = at, at + size
-        placed |= 1 << i
+        placed.add(i)
         reuses = occupancy.take(at, at + size, i)
         placements.append(Placement(names[i], at, buffers[i].bytes, size))
         steps.append(PlacementStep(request, names[i], size, tuple([names[j] for j in blocking]),
