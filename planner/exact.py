@@ -216,9 +216,9 @@ def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area
             if left == 0:
                 action = _DONE
                 continue
-            nodes += 1
-            if nodes > node_limit:
+            if nodes >= node_limit:
                 return ABORTED, solution, nodes
+            nodes += 1
             if stop[0]:
                 return ABORTED, solution, nodes
             # Only candidates that are canonical and not dominated are kept (by offset, then

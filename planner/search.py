@@ -190,6 +190,8 @@ def _exact(graph: Graph, model, packer: Packer, first_last, best: _Best, proven:
     first, last = first_last
     trace = exact.prepare(packer.size, first, last, _step_times(graph, model, first, last))
     left = work.left()
+    if left is not None:
+        left = max(left - 1, 0)  # one step stays for replaying the packing found
     probe_work = exact.Work(None if left is None else left // 2, work.interrupted)
     probe: list = []
 

@@ -7,7 +7,7 @@ import argparse
 
 import planner
 
-from app.cli.options import add_planning_options, conflicts_for
+from app.cli.options import add_planning_options, conflicts_for, search_options
 from app.cli.plan import split_order
 from app.render import VIEWS
 
@@ -67,7 +67,7 @@ def run(args) -> int:
     conflicts = conflicts_for(args, graph)
     # Plan once up front so a bad order, algorithm or capacity fails with the planner's own error.
     planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
-                 conflicts=conflicts, budget=args.budget)
+                 conflicts=conflicts, budget=args.budget, **search_options(args))
     _check_size(args)
 
     from pathlib import Path

@@ -2,7 +2,8 @@
 
 `--algorithm` (one of the planner's placers, default first-fit), `--conflicts` (default: the
 graph's own model, `planner.default_conflicts`: serial for MiniMalloc chains, dag otherwise) and
-`--budget` (the seconds search may spend, default 2).
+`--budget` (the seconds search may spend, default 2), and search's `--seed` (default 0) and
+`--iterations` (the most steps it may take; the same seed and iterations give the same plan).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def seconds(text: str) -> float:
 
 
 def add_planning_options(parser: argparse.ArgumentParser) -> None:
-    """Add `--algorithm`, `--conflicts` and `--budget` to `parser`."""
+    """Add `--algorithm`, `--conflicts`, `--budget`, `--seed` and `--iterations` to `parser`."""
     parser.add_argument("--algorithm", choices=list(planner.ALGORITHMS), default=DEFAULT_ALGORITHM,
                         help=f"placer (default: {DEFAULT_ALGORITHM}, Luminal's)")
     parser.add_argument("--conflicts", choices=list(planner.CONFLICT_MODELS),
@@ -35,6 +36,25 @@ def add_planning_options(parser: argparse.ArgumentParser) -> None:
                              "schedule); default: serial for MiniMalloc chains, dag otherwise")
     parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET,
                         help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g})")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the search algorithm's random seed (default 0)")
+    parser.add_argument("--iterations", type=_steps, metavar="N",
+                        help="the most steps search may take (one packing of a request order, "
+                             "or one node of exact search); the same file, seed and N give the "
+                             "same plan on any machine, the budget only cuts it short "
+                             "(default: as many as the budget allows)")
+
+
+def _steps(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def search_options(args: argparse.Namespace) -> dict:
+    """The `seed` and `iterations` keywords of `planner.plan` the user chose."""
+    return {"seed": args.seed, "iterations": args.iterations}
 
 
 def conflicts_for(args: argparse.Namespace, graph: planner.Graph) -> str:

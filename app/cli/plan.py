@@ -10,7 +10,7 @@ from planner.input_limits import one_line
 from planner.minimalloc_csv import write_minimalloc_csv
 from planner.torch_snapshot import load_snapshot
 
-from app.cli.options import add_planning_options, conflicts_for
+from app.cli.options import add_planning_options, conflicts_for, search_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +41,8 @@ def run(args) -> int:
     graph = load_graph(args)
     conflicts = conflicts_for(args, graph)
     result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
-                          capacity=args.capacity, conflicts=conflicts, budget=args.budget)
+                          capacity=args.capacity, conflicts=conflicts, budget=args.budget,
+                          **search_options(args))
     bound = planner.lower_bound(graph, conflicts)
     if args.json:
         data = result.to_dict()
@@ -114,4 +115,6 @@ def format_plan(graph, result, bound=None) -> str:
     if bound is not None:
         lines += [f"lower bound    {bound.bytes:>15,}  ({bound.conflicts} model)",
                   f"gap            {gap(result, bound):>15.2%}  (slab / lower bound - 1)"]
+    if result.seed is not None:
+        lines += [f"search         seed {result.seed}, {result.iterations:,} steps; {result.proof}"]
     return "\n".join(lines)

@@ -9,7 +9,7 @@ import sys
 import planner
 from planner.input_limits import one_line
 
-from app.cli.options import add_planning_options, conflicts_for
+from app.cli.options import add_planning_options, conflicts_for, search_options
 from app.cli.plan import split_order
 
 # Exit code when the run completes but its outputs differ from the per-buffer reference.
@@ -46,7 +46,7 @@ def run(args) -> int:
     plan = None
     if args.algorithm == "search" and args.layout == "slab":
         plan = planner.plan(graph, algorithm="search", order=order, conflicts=conflicts,
-                            budget=args.budget)
+                            budget=args.budget, **search_options(args))
     try:
         report = gpu.run(graph, backend=args.backend, repeats=args.repeats,
                          algorithm=args.algorithm, conflicts=conflicts, request_order=order,
