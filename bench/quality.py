@@ -1,22 +1,29 @@
 """How far from optimal each algorithm's slab is, on real models and public allocation benchmarks.
 
-Run: .venv/bin/python bench/quality.py [--only NAME] [--budget S] [--benchmarks DIR]
+Run: .venv/bin/python bench/quality.py [--suite standard|hard|all] [--only NAME] [--budget S]
+     [--omnimalloc-search] [--benchmarks DIR]
 
-Every light ONNX model shipped with the onnx package, in the dag model, and every CSV under
-../shared/benchmarks/ (MiniMalloc A-K and input.12, omnimalloc_small, idealloc), in the serial
-model. One row per instance: buffers, the lower bound, then per algorithm the gap of its slab
-over the lower bound and its time, then the best of omnimalloc's greedy allocators on the same
-conflicts (install with `pip install -e '.[bench]'`), and the best known height where the
-benchmark publishes one. Every plan, omnimalloc's included, is checked (dag: `planner.verify`;
-serial: a sweep over time, as the pairwise check takes minutes on 60,000 buffers); a plan that
-fails is shown as INVALID. Search budgets: --budget, else 2 s for ONNX models
-and 10 s for the CSV benchmarks.
+standard: every light ONNX model shipped with the onnx package as the importer builds it, in the
+dag model, and every CSV under ../shared/benchmarks/ (MiniMalloc A-K and input.12,
+omnimalloc_small, idealloc), in the serial model. hard (graphs the search was not tuned on):
+the light ONNX models with their constant tensors kept as buffers, each also in a shuffled
+request order, and generated transformers and MLPs, plain and shuffled, in the dag model.
+
+One row per instance: buffers, the lower bound, then per algorithm the gap of its slab over the
+lower bound and its time, then the best of omnimalloc's greedy allocators on the same conflicts
+(install with `pip install -e '.[bench]'`), with --omnimalloc-search the best of its searches
+(simulated annealing, tabu search, TelaMalloc), each given the search budget, and the best known
+height where the benchmark publishes one. Every plan, omnimalloc's included, is checked (dag:
+`planner.verify`; serial: a sweep over time, as the pairwise check takes minutes on 60,000
+buffers); a plan that fails is shown as INVALID. Search budgets: --budget, else 5 s for the dag
+model and 10 s for the CSV benchmarks. Search runs with seed 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import random
 import re
 import sys
 import time
@@ -24,6 +31,7 @@ import warnings
 from bisect import bisect_left, insort
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -31,6 +39,7 @@ import numpy as np  # noqa: E402
 
 import planner  # noqa: E402
 from planner.reachability import topological_order  # noqa: E402
+from planner.search import warm_up  # noqa: E402
 
 DEFAULT_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
@@ -39,32 +48,74 @@ OMNIMALLOC_GREEDY = ("greedy", "greedy_by_size", "greedy_by_duration", "greedy_b
                      "greedy_by_conflict", "greedy_by_conflict_size", "greedy_by_start",
                      "best_fit")
 
-SEARCH_BUDGET = {"dag": 2.0, "serial": 10.0}
+# omnimalloc's searches, each run with the search budget as its timeout.
+OMNIMALLOC_SEARCH = ("simulated_annealing", "tabu_search", "telamalloc")
+
+SEARCH_BUDGET = {"dag": 5.0, "serial": 10.0}
+
+# The seed of shuffled request orders.
+SHUFFLE_SEED = 1
+
+# Generated graphs of the hard suite: (name, generator, arguments).
+GENERATED = (
+    ("transformer-s256-w512-h8-l4", "transformer", (256, 512, 8), {"layers": 4}),
+    ("transformer-s128-w256-h4-l2", "transformer", (128, 256, 4), {"layers": 2}),
+    ("transformer-s512-w256-h4-l6", "transformer", (512, 256, 4), {"layers": 6}),
+    ("mlp-l8-b64-w1024", "mlp", (8, 64, 1024), {}),
+    ("mlp-l16-b256-w512-fused", "mlp", (16, 256, 512), {"fused": True}),
+)
 
 
 @dataclass(frozen=True)
 class Instance:
-    """One benchmark input: where it comes from, its conflict model, and a best known height."""
+    """One benchmark input: its name, conflict model, how to load it, whether its request order
+    is shuffled, and a best known height."""
 
-    suite: str
-    path: Path
+    name: str
     conflicts: str
+    load: Callable[[], planner.Graph]
+    shuffled: bool = False
     best_known: int | None = None
 
-    @property
-    def name(self) -> str:
-        """`suite/model` as the table shows it."""
-        return f"{self.suite}/{self.path.stem.removeprefix('light_')}"
 
-
-def onnx_instances() -> list[Instance]:
-    """The light ONNX models that ship with the onnx package (none when it is not installed)."""
+def _light_models() -> list[Path]:
     try:
         import onnx
     except ImportError:
         return []
     light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-    return [Instance("onnx", p, "dag") for p in sorted(light.glob("*.onnx"))]
+    return sorted(light.glob("*.onnx"))
+
+
+def _quietly(load: Callable[[], planner.Graph]) -> Callable[[], planner.Graph]:
+    def loaded() -> planner.Graph:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # guessed sizes are the importer's business
+            return load()
+    return loaded
+
+
+def onnx_instances() -> list[Instance]:
+    """The light ONNX models that ship with the onnx package (none when it is not installed)."""
+    return [Instance(f"onnx/{p.stem.removeprefix('light_')}", "dag",
+                     _quietly(lambda p=p: planner.load(p))) for p in _light_models()]
+
+
+def hard_instances() -> list[Instance]:
+    """Light ONNX models with constants kept as buffers and generated transformers and MLPs,
+    each in its own request order and shuffled."""
+    from planner.onnx_import import load_onnx
+
+    from gpu import generators
+
+    loaders = [(f"onnx+constants/{p.stem.removeprefix('light_')}",
+                _quietly(lambda p=p: load_onnx(p, keep_constants=True)[0]))
+               for p in _light_models()]
+    loaders += [(f"generated/{name}", lambda kind=kind, a=a, k=k: planner.graph_from_dict(
+                    getattr(generators, kind)(*a, **k)))
+                for name, kind, a, k in GENERATED]
+    return [Instance(name + ("/shuffled" if shuffled else ""), "dag", load, shuffled)
+            for name, load in loaders for shuffled in (False, True)]
 
 
 def _readme_best_known(folder: Path) -> dict[str, int]:
@@ -91,7 +142,8 @@ def csv_instances(folder: Path) -> list[Instance]:
         known = best.get(path.name.split(".")[0]) if suite == "minimalloc" else None
         if suite == "omnimalloc_small":  # the number in the name is the optimum
             known = int(path.name.split(".")[1])
-        found.append(Instance(suite, path, "serial", known))
+        found.append(Instance(f"{suite}/{path.stem}", "serial",
+                              lambda path=path: planner.load(path), best_known=known))
     return found
 
 
@@ -218,15 +270,19 @@ def omnimalloc_allocations(graph: planner.Graph, conflicts: str):
     return allocations
 
 
-def best_omnimalloc(graph: planner.Graph, conflicts: str):
-    """(slab, allocator name, its seconds, valid) of the best of omnimalloc's greedy allocators."""
+def best_omnimalloc(graph: planner.Graph, conflicts: str, names=OMNIMALLOC_GREEDY,
+                    timeout: float | None = None):
+    """(slab, allocator name, its seconds, valid) of the best of omnimalloc's allocators `names`
+    (each given `timeout` seconds when set)."""
     import omnimalloc
+    from omnimalloc.allocators import BaseAllocator
 
     allocations = omnimalloc_allocations(graph, conflicts)
     best = None
-    for name in OMNIMALLOC_GREEDY:
+    for name in names:
+        allocator = name if timeout is None else BaseAllocator.registry()[name](timeout=timeout)
         try:
-            placed, seconds = _timed(omnimalloc.allocate, allocations, name)
+            placed, seconds = _timed(omnimalloc.allocate, allocations, allocator)
         except (ValueError, RuntimeError):
             continue  # an allocator that does not take these lifetimes (e.g. vector clocks)
         slab = max((a.offset + a.size for a in placed), default=0)
@@ -240,27 +296,31 @@ def best_omnimalloc(graph: planner.Graph, conflicts: str):
     return slab, name, seconds, _sound(graph, plan, conflicts)
 
 
-def _load(instance: Instance) -> planner.Graph:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # guessed sizes are the importer's business, not ours
-        return planner.load(instance.path)
-
-
 def _gap(slab: int, bound: int | None) -> str:
     return f"{slab / bound - 1:+.2%}" if bound else f"{slab:,}"
 
 
-def measure(instance: Instance, budget: float | None, with_omnimalloc: bool) -> list[str]:
+def shuffled_order(graph: planner.Graph) -> list[str]:
+    """The buffer names in a random order (the same every run)."""
+    names = [b.name for b in graph.buffers]
+    random.Random(SHUFFLE_SEED).shuffle(names)
+    return names
+
+
+def measure(instance: Instance, budget: float | None, with_omnimalloc: bool,
+            omnimalloc_search: bool) -> list[str]:
     """One table row for `instance`."""
-    graph = _load(instance)
+    graph = instance.load()
     row = [instance.name, instance.conflicts, f"{len(graph.buffers):,}"]
     result, seconds = _timed(planner.lower_bound, graph, conflicts=instance.conflicts)
     bound = result.bytes
     row += [f"{bound:,}", f"{seconds:.2f}s"]
+    budget = budget if budget is not None else SEARCH_BUDGET[instance.conflicts]
+    order = shuffled_order(graph) if instance.shuffled else None
     for algorithm in planner.ALGORITHMS:
-        options = {"conflicts": instance.conflicts}
+        options = {"conflicts": instance.conflicts, "order": order}
         if algorithm == "search":
-            options["budget"] = budget if budget is not None else SEARCH_BUDGET[instance.conflicts]
+            options["budget"] = budget
         plan, seconds = _timed(planner.plan, graph, algorithm=algorithm, **options)
         valid = _sound(graph, plan, instance.conflicts)
         row.append(f"{_gap(plan.slab_bytes, bound)} {seconds:.2f}s" if valid else "INVALID")
@@ -274,6 +334,14 @@ def measure(instance: Instance, budget: float | None, with_omnimalloc: bool) -> 
             slab, name, seconds, valid = best
             row.append(f"{_gap(slab, bound)} {seconds:.2f}s {name}" if valid
                        else f"INVALID ({name})")
+    if with_omnimalloc and omnimalloc_search:
+        best = best_omnimalloc(graph, instance.conflicts, OMNIMALLOC_SEARCH, budget)
+        if best is None:
+            row.append("no search took it")
+        else:
+            slab, name, seconds, valid = best
+            row.append(f"{_gap(slab, bound)} {seconds:.2f}s {name}" if valid
+                       else f"INVALID ({name})")
     if instance.best_known:
         row.append(f"{instance.best_known:,}")
         row.append(f"{search_slab / instance.best_known - 1:+.2%}")
@@ -283,7 +351,13 @@ def measure(instance: Instance, budget: float | None, with_omnimalloc: bool) -> 
 def main(argv=None) -> int:
     """Print the quality table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", choices=("standard", "hard", "all"), default="all",
+                        help="standard: ONNX models as imported and the CSV benchmarks; hard: "
+                             "ONNX models with constants as buffers, generated graphs, "
+                             "shuffled orders (default: all)")
     parser.add_argument("--only", help="run only instances whose name contains this text")
+    parser.add_argument("--omnimalloc-search", action="store_true",
+                        help="also run omnimalloc's searches, each with the search budget")
     parser.add_argument("--budget", type=float, help="search budget in seconds for every instance")
     parser.add_argument("--benchmarks", type=Path, default=DEFAULT_BENCHMARKS,
                         help=f"folder of CSV benchmarks (default {DEFAULT_BENCHMARKS})")
@@ -296,18 +370,25 @@ def main(argv=None) -> int:
               file=sys.stderr)
         with_omnimalloc = False
 
-    instances = onnx_instances() + csv_instances(args.benchmarks)
+    warm_up()  # compiling the search kernels is not what the budget is for
+    instances = []
+    if args.suite in ("standard", "all"):
+        instances += onnx_instances() + csv_instances(args.benchmarks)
+    if args.suite in ("hard", "all"):
+        instances += hard_instances()
     if args.only:
         instances = [i for i in instances if args.only in i.name]
     header = ["instance", "model", "buffers", "lower bound", "LB time"]
     header += [f"{a} gap, time" for a in planner.ALGORITHMS]
     if with_omnimalloc:
         header.append("omnimalloc best greedy")
+        if args.omnimalloc_search:
+            header.append("omnimalloc best search")
     header += ["best known", "search vs best"]
     rows = [header]
     for instance in instances:
         started = time.perf_counter()
-        rows.append(measure(instance, args.budget, with_omnimalloc))
+        rows.append(measure(instance, args.budget, with_omnimalloc, args.omnimalloc_search))
         print(f"{instance.name}: {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
     rows = [row + [""] * (len(header) - len(row)) for row in rows]
     widths = [max(len(row[c]) for row in rows) for c in range(len(header))]

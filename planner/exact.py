@@ -8,8 +8,9 @@ buffer comes next", and the search branches on them, depth first:
 - canonical solutions: the listed offsets never decrease, and at equal offsets buffers come in
   a fixed preorder, so each packing is built one way only;
 - cross-section inference: time is cut into sections, one per step where some buffer is last
-  used, each holding every buffer live over it (all live at that step); a section's floor (the top of what is placed there, at least the lowest minimum
-  offset of what is not) plus the bytes still unplaced there must fit the capacity;
+  used, each holding every buffer live over it (all live at that step); a section's floor (the
+  top of what is placed there, at least the lowest minimum offset of what is not) plus the
+  bytes still unplaced there must fit the capacity;
 - dominance: a buffer whose minimum offset lies at or above the top some other unplaced buffer
   would reach leaves a gap below it that buffer could fill, so it is not chosen now; and when a
   buffer with nothing unplaced overlapping it fails, so does every alternative;
@@ -162,28 +163,40 @@ def _search(size, sec_lo, sec_hi, n_sec, ov_start, ov, sm_start, sm, width, area
     nodes = 0
     big = np.iinfo(np.int64).max
 
-    # The bottom frame: a split into the partitions of the whole trace.
-    lo = 0
+    # The bottom frame: a split into the partitions of the whole trace, the runs of sections
+    # between boundaries no buffer crosses (a counting sort of the buffers by run).
+    run_of = np.empty(n_sec, np.int64)
+    runs = 0
     for s in range(n_sec):
-        if s == n_sec - 1 or cuts[s] == 0:
-            count = 0
-            for b in range(n):
-                if sec_lo[b] <= s and sec_hi[b] >= lo:
-                    scratch[count] = b
-                    count += 1
-            if count > 0:
-                if n_parts == part_slo.shape[0]:
-                    part_slo = _grown(part_slo, n_parts + 1)
-                    part_shi = _grown(part_shi, n_parts + 1)
-                    part_start = _grown(part_start, n_parts + 1)
-                    part_len = _grown(part_len, n_parts + 1)
-                part_bufs = _grown(part_bufs, part_top + count)
-                part_slo[n_parts], part_shi[n_parts] = lo, s
-                part_start[n_parts], part_len[n_parts] = part_top, count
-                part_bufs[part_top:part_top + count] = scratch[:count]
-                part_top += count
-                n_parts += 1
-            lo = s + 1
+        run_of[s] = runs
+        if cuts[s] == 0:
+            runs += 1
+    run_lo = np.full(runs, -1, np.int64)
+    run_hi = np.zeros(runs, np.int64)
+    for s in range(n_sec):
+        if run_lo[run_of[s]] < 0:
+            run_lo[run_of[s]] = s
+        run_hi[run_of[s]] = s
+    run_count = np.zeros(runs + 1, np.int64)
+    for b in range(n):
+        run_count[run_of[sec_lo[b]] + 1] += 1
+    run_start = np.cumsum(run_count)
+    fill = run_start[:-1].copy()
+    for b in range(n):
+        r = run_of[sec_lo[b]]
+        part_bufs[fill[r]] = b
+        fill[r] += 1
+    for r in range(runs):
+        if run_start[r + 1] > run_start[r]:
+            if n_parts == part_slo.shape[0]:
+                part_slo = _grown(part_slo, n_parts + 1)
+                part_shi = _grown(part_shi, n_parts + 1)
+                part_start = _grown(part_start, n_parts + 1)
+                part_len = _grown(part_len, n_parts + 1)
+            part_slo[n_parts], part_shi[n_parts] = run_lo[r], run_hi[r]
+            part_start[n_parts], part_len[n_parts] = run_start[r], run_start[r + 1] - run_start[r]
+            n_parts += 1
+    part_top = n
     f_kind[0] = _SPLIT
     f_part[0], f_count[0], f_next[0], f_log[0] = 0, n_parts, 0, 0
     depth = 1
