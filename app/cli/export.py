@@ -65,10 +65,15 @@ def run(args) -> int:
     graph = planner.load(args.file)
     order = split_order(args.order)
     conflicts = conflicts_for(args, graph)
-    # Plan once up front so a bad order, algorithm or capacity fails with the planner's own error.
-    planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
-                 conflicts=conflicts, budget=args.budget, **search_options(args))
     _check_size(args)
+    if args.run:
+        from gpu.binding import check_executable
+
+        check_executable(graph)  # before planning, which can take long on a large trace
+
+    def plan_here() -> planner.Plan:
+        return planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
+                            conflicts=conflicts, budget=args.budget, **search_options(args))
 
     from pathlib import Path
 
@@ -80,8 +85,17 @@ def run(args) -> int:
 
     app = ensure_application()
     session = Session()
+    session.budget = args.budget
     session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
                       conflicts=conflicts, capacity=args.capacity)
+    if session.plan is None:
+        plan_here()  # raises the planner's own error (a capacity error exits 3)
+        raise planner.PlanError(session.plan_error or "no plan")
+    if args.algorithm == "search":
+        # The session plans greedy algorithms exactly as `plan` does; search also takes a seed
+        # and an iteration count, so its plan is drawn as the command line asked for it.
+        session.plan = plan_here()
+        session.sigPlanChanged.emit(None, session.plan)
     if args.run:
         import gpu
 

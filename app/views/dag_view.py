@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, 
 from app.views import palette
 from app.views.dag_minimap import DagMinimap
 from app.views.dag_layout import columns_to_fit, layered_layout, wrap_columns
+from planner.live_bytes import is_time_chain
 from planner.reachability import topological_order
 
 NODE_HEIGHT = 34.0
@@ -30,6 +31,7 @@ ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 DEFAULT_ASPECT = 1.4          # view shape assumed before the view has a size
+MAX_CHAIN_NODES = 2000        # longer chains of time steps are not drawn as a DAG
 THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
 THIN_SCALE = 0.3              # ... below this zoom
 
@@ -189,6 +191,7 @@ class DagView(QGraphicsView):
         session.selection_model.sigNodeSelected.connect(self._node_selected)
         session.selection_model.sigReveal.connect(self.reveal)
         self.selected_index: int | None = None
+        self.skipped_chain = False
         self._press_at = None
         if session.graph is not None:
             self.rebuild()
@@ -227,9 +230,19 @@ class DagView(QGraphicsView):
         graph = self.session.graph
         node = self.session.selection_model.node
         self.selected_index = graph.node_index.get(node) if graph is not None and node else None
+        self.skipped_chain = False
         if graph is None:
             scene.setSceneRect(QRectF())
             self.minimap.rebuild()
+            return
+        self.skipped_chain = is_time_chain(graph) and len(graph.nodes) > MAX_CHAIN_NODES
+        if self.skipped_chain:
+            # Tens of thousands of time steps in a line say nothing (the central panel shows
+            # live bytes instead) and would take seconds to lay out.
+            scene.setSceneRect(QRectF())
+            self.minimap.rebuild()
+            self._base_edges.show([])
+            self.viewport().update()
             return
         name_metrics, op_metrics = QFontMetricsF(self.label_font), QFontMetricsF(self.op_font)
         widths = [max(MIN_NODE_WIDTH, name_metrics.horizontalAdvance(_elide(n.name)) + 2 * NODE_PADDING,
@@ -327,6 +340,13 @@ class DagView(QGraphicsView):
         """A key to the highlight colours, pinned to the view's top-left corner."""
         painter.save()
         painter.resetTransform()
+        if self.skipped_chain:
+            painter.setPen(TEXT_COLOR)
+            painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter,
+                             f"{len(self.session.graph.nodes):,} time steps in a chain: "
+                             "not drawn (see live bytes over time)")
+            painter.restore()
+            return
         painter.setFont(self.label_font)
         metrics = painter.fontMetrics()
         x, y = 10, 10
