@@ -32,15 +32,21 @@ def load(path, include_weights: bool = False, *, cancel: CancelToken = NEVER) ->
 
     `include_weights` only matters for ONNX: keep initializers and constants in the slab. What
     the ONNX import had to guess (dimensions taken as 1) is reported as a `UserWarning`. Every
-    failure is a `PlanError` of one line (names with newlines appear escaped). `cancel` stops
+    failure is a `PlanError` of one line that starts with the path (names with newlines appear
+    escaped). `cancel` stops
     reading JSON and CSV files from another thread (raising `Cancelled`).
     """
     try:
         with paused_collection():
             return _read(Path(path), include_weights, cancel)
     except PlanError as exc:
-        if not str(exc).isprintable():
-            raise PlanError(one_line(str(exc))) from None
+        if type(exc) is not PlanError:  # Cancelled: the caller tells it apart by its type
+            raise
+        message = str(exc)
+        if not message.startswith(str(path)):  # every message names the file it is about
+            message = f"{path}: {message}"
+        if message != str(exc) or not message.isprintable():
+            raise PlanError(one_line(message)) from None
         raise
 
 

@@ -53,15 +53,15 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
 
 
 def _integer(text: str, path: Path, line: int, column: str) -> int:
-    digits = len(text.strip().lstrip("+-"))
-    if digits > INTEGER_DIGITS_LIMIT:
-        raise PlanError(f"{path}: line {line}: {column} has {digits:,} characters, over the "
-                        f"{INTEGER_DIGITS_LIMIT}-digit limit")
-    try:
-        return int(text)
-    except ValueError:
+    digits = text.strip().removeprefix("-").removeprefix("+")
+    if len(digits) > INTEGER_DIGITS_LIMIT:
+        raise PlanError(f"{path}: line {line}: {column} has {len(digits):,} characters, over "
+                        f"the {INTEGER_DIGITS_LIMIT}-digit limit")
+    # int() also takes "1_000" and non-ASCII digits; MiniMalloc's integers are plain ASCII.
+    if not (digits.isascii() and digits.isdigit()):
         raise PlanError(f"{path}: line {line}: {column} must be an integer, "
-                        f"got {quoted(text.strip())}") from None
+                        f"got {quoted(text.strip())}")
+    return int(text)
 
 
 def _parse_plain(path: Path):
@@ -86,6 +86,9 @@ def _parse_plain(path: Path):
     ids = [name.strip() for name in col["id"]]
     numeric = [c for c in header if c != "id"]
     if any(max(map(len, col[c]), default=0) > INTEGER_DIGITS_LIMIT for c in numeric):
+        return None
+    numbers = "".join("".join(col[c]) for c in numeric)
+    if "_" in numbers or not numbers.isascii():  # int() would take "1_000" and non-ASCII digits
         return None
     try:
         values = {c: np.array(list(map(int, col[c])), dtype=np.int64) for c in numeric}

@@ -126,6 +126,15 @@ def test_names_with_newlines_keep_the_table_one_row_each(tmp_path, capsys):
     assert len(rows) == 2 and "two\\nlines" in rows[0]
 
 
+def test_a_megabyte_name_in_an_error_is_cut_short(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"nodes": ["a"], "buffers": [
+        {"name": "x" * 1_000_000, "bytes": -1, "uses": ["a"]}]}))
+    assert main(["plan", str(path)]) == 2
+    err = one_line(capsys.readouterr().err)
+    assert len(err) < 1_100 and "more characters)" in err
+
+
 def test_a_name_with_a_newline_in_an_error_stays_one_line(tmp_path, capsys):
     path = tmp_path / "g.json"
     path.write_text(json.dumps({"nodes": ["a"], "buffers": [

@@ -187,6 +187,13 @@ def test_csv_offsets_and_sizes_stay_in_64_bits(tmp_path, row, message):
         read_minimalloc_offsets(path)
 
 
+@pytest.mark.parametrize("size", ["1_000", "\u0664", "0x10", "4.0"])
+def test_csv_integers_are_plain_ascii_digits(tmp_path, size):
+    path = tmp_path / "t.csv"
+    path.write_text(f"id,lower,upper,size\nx,0,2,{size}\n", encoding="utf-8")
+    assert "size must be an integer" in one_line_error(path)
+
+
 def test_csv_alignment_overflow_names_the_file_line_and_buffer(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text(f"id,lower,upper,size,alignment\nsmall,0,2,4,{2**63}\n"
@@ -253,6 +260,18 @@ def test_onnx_dimension_minus_one_is_unknown_not_negative_bytes(tmp_path):
     assert all(b.bytes > 0 for b in graph.buffers)
     assert "x" in notes.unknown_dims
     del onnx
+
+
+def test_onnx_errors_name_the_file(tmp_path):
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    shape = [1] * (DIMENSIONS_LIMIT + 1)
+    path = _onnx_model(tmp_path, [helper.make_node("Relu", ["x"], ["y"], name="r")],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    message = one_line_error(path)
+    assert message.startswith(str(path)) and "dimensions is over the limit" in message
 
 
 def test_an_empty_onnx_file_is_not_an_empty_model(tmp_path):

@@ -56,6 +56,18 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"slabscope: warning: {one_line(str(message))}", file=sys.stderr)
 
 
+# A message naming a megabyte-long name is still one line, but nobody reads past this much.
+MESSAGE_LIMIT = 1_000
+
+
+def _message(exc: Exception) -> str:
+    """The error as one printable line of at most about `MESSAGE_LIMIT` characters."""
+    text = one_line(str(exc))
+    if len(text) <= MESSAGE_LIMIT:
+        return text
+    return f"{text[:MESSAGE_LIMIT]}... ({len(text) - MESSAGE_LIMIT:,} more characters)"
+
+
 def _discard_stdout() -> None:
     """Point standard output at the null device, so the interpreter's last flush of what could
     not be written (a closed pipe, a full disk) neither fails nor prints a second error."""
@@ -85,10 +97,10 @@ def main(argv: list[str] | None = None) -> int:
             _discard_stdout()
             return 0
         except CapacityError as exc:
-            print(f"slabscope: {one_line(str(exc))}", file=sys.stderr)
+            print(f"slabscope: {_message(exc)}", file=sys.stderr)
             return EXIT_CAPACITY
         except PlanError as exc:
-            print(f"slabscope: {one_line(str(exc))}", file=sys.stderr)
+            print(f"slabscope: {_message(exc)}", file=sys.stderr)
             return EXIT_BAD_INPUT
         except OSError as exc:  # writing the output: a full disk (/dev/full), a closed stream
             _discard_stdout()
