@@ -10,7 +10,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 import planner  # noqa: E402
-from app.views.lifetime_view import HOVER_HINT, LifetimeView, buffer_lifetimes, dag_layers  # noqa: E402
+from app.views.lifetime_view import (HOVER_HINT, PYTORCH, LifetimeView,  # noqa: E402
+                                      buffer_lifetimes, dag_layers, packed_addresses)
 from app.views.palette import ANCESTOR, DESCENDANT  # noqa: E402
 from app.session import Session  # noqa: E402
 from tests.examples import DIAMOND, RELU_UNFUSED  # noqa: E402
@@ -121,3 +122,22 @@ def test_keys_zoom_both_axes(qtbot):
     qtbot.keyClick(view.plot_widget, "+")
     (a0, a1), (b0, b1) = view.view_box.viewRange()
     assert a1 - a0 < x1 - x0 and b1 - b0 < y1 - y0
+
+
+def test_a_snapshot_can_show_where_pytorch_put_each_block(qtbot):
+    from pathlib import Path
+
+    snapshot = Path(__file__).resolve().parents[2] / "shared" / "snapshots" / "cs336_a2_magma27.pickle"
+    if not snapshot.exists():
+        pytest.skip("no snapshot in ../shared/snapshots")
+    session = Session()
+    session.set_graph(planner.load(snapshot), snapshot)
+    view = LifetimeView(session)
+    qtbot.addWidget(view)
+    assert not view.placement_choice.isHidden()
+    name = next(iter(session.graph.allocator.addresses))
+    assert view.layer.rect_of(name).top() == session.plan.by_name[name].offset
+    view.placement_choice.setCurrentText(PYTORCH)
+    packed = packed_addresses(session.graph.allocator)
+    assert view.layer.rect_of(name).top() == packed[name]
+    assert max(packed.values()) < sum(size for _, size in session.graph.allocator.segments)

@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 import planner
 
@@ -27,6 +27,25 @@ BOUND_COLOR = QColor("#1B7F3B")
 HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
               "Drag across a region to zoom into it, Shift+drag pans, double-click shows all.")
 MERGE_MARKS = 0.04          # of the visible bytes: closer than this, peak and bound share one label
+
+
+PLANNED, PYTORCH = "planned offsets", "PyTorch's addresses (segments end to end)"
+
+
+def packed_addresses(trace) -> dict[str, int]:
+    """Where PyTorch put each block, as a position in its segments laid end to end (lowest
+    address first), so that its memory reads on one axis like the slab."""
+    starts, position = [], 0
+    for address, size in sorted(trace.segments):
+        starts.append((address, size, position))
+        position += size
+    packed = {}
+    for name, address in trace.addresses.items():
+        for start, size, at in starts:
+            if start <= address < start + size:
+                packed[name] = at + address - start
+                break
+    return packed
 
 
 def dag_layers(graph) -> list[int]:
@@ -95,7 +114,7 @@ class LifetimeView(QWidget):
         self.marks_axis.setStyle(tickLength=6)
         plot.hideButtons()
         self.view_box = plot.getViewBox()
-        self.view_box.setDefaultPadding(0.03)
+        self.view_box.setDefaultPadding(0.06)  # the top tick's label stays inside the plot
         self.view_box.sigYRangeChanged.connect(self._label_marks)
         self._exporting = False
         self._described: str | None = None
@@ -115,7 +134,17 @@ class LifetimeView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)
         layout.addWidget(self.summary)
-        layout.addWidget(self.legend)
+        # For a PyTorch snapshot: the same boxes at the addresses PyTorch gave them.
+        self.placement_choice = QComboBox()
+        self.placement_choice.addItems([PLANNED, PYTORCH])
+        self.placement_choice.setToolTip("Draw each buffer at its planned offset, or where "
+                                         "PyTorch's caching allocator put it")
+        self.placement_choice.currentIndexChanged.connect(self._redraw)
+        self._packed: dict[str, int] = {}
+        row = QHBoxLayout()
+        row.addWidget(self.legend, 1)
+        row.addWidget(self.placement_choice)
+        layout.addLayout(row)
         layout.addWidget(self.plot_widget, 1)
         layout.addWidget(self.outline_legend)
         layout.addWidget(self.details)
@@ -172,6 +201,12 @@ class LifetimeView(QWidget):
             if graph is not None else []
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
+        trace = getattr(graph, "allocator", None)
+        self._packed = packed_addresses(trace) if trace is not None else {}
+        self.placement_choice.blockSignals(True)
+        self.placement_choice.setCurrentIndex(0)
+        self.placement_choice.blockSignals(False)
+        self.placement_choice.setVisible(bool(self._packed))
         self._described = None  # nothing of the old graph may linger in the detail line
         self.details.setText(HOVER_HINT)
         self._redraw()
@@ -199,10 +234,19 @@ class LifetimeView(QWidget):
         rows = np.array([index[n] for n in self._names], dtype=np.int64)
         x = first[rows] + STEP_MARGIN
         width = last[rows] - first[rows] + 1 - 2 * STEP_MARGIN
-        y = np.array([p.offset for p in plan.placements], dtype=float)
         height = np.array([p.reserved for p in plan.placements], dtype=float)
+        pytorch = self.placement_choice.currentText() == PYTORCH and self._packed
+        if pytorch:
+            # Blocks PyTorch reports no address for keep their planned offset, hidden.
+            y = np.array([self._packed.get(p.name, p.offset) for p in plan.placements], dtype=float)
+        else:
+            y = np.array([p.offset for p in plan.placements], dtype=float)
         self.layer.set_rects(self._names, x, width, y, height, [self._fills[i] for i in rows])
+        if pytorch:
+            self.layer.set_emphasis(shown=[n in self._packed for n in self._names])
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)
+        self.plot_widget.getPlotItem().setLabel("left", "PyTorch address (packed)" if pytorch
+                                                else "offset")
         self._mark_peak(plan, x, width, y + height)
         self._mark_lower_bound(graph, plan)
         self._label_marks()
@@ -220,7 +264,7 @@ class LifetimeView(QWidget):
         reaching = np.flatnonzero(tops >= plan.slab_bytes)
         names = ", ".join(self._names[i] for i in reaching[:3])
         more = f" and {reaching.size - 3} more" if reaching.size > 3 else ""
-        self._peak_text = f"reached by {names}{more}"
+        self._peak_text = f", reached by {names}{more}" if reaching.size else ""
         self.peak_line.show()
         self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
                                  y=np.full(reaching.size, float(plan.slab_bytes)))
@@ -234,7 +278,7 @@ class LifetimeView(QWidget):
         over = (plan.slab_bytes - bound) / bound if bound else 0.0
         self.summary.setText(
             f"<b><span style='color:{PEAK_COLOR.name()}'>peak</span></b> "
-            f"{plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}), {self._peak_text} &nbsp; "
+            f"{plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}){self._peak_text} &nbsp; "
             f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> {bound:,} B "
             f"({format_bytes(bound)}) &nbsp; the plan is {over:.1%} above the bound")
 
