@@ -97,6 +97,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["inspector"], self.docks["node"]], [440, 160],
+                         Qt.Orientation.Vertical)
         self._restore_layout()
 
         # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
