@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .errors import PlanError
+from .gc_pause import paused_collection
 from .graph import Buffer, Graph, Node
 from .input_limits import open_regular
 
@@ -106,6 +107,11 @@ def load_snapshot(path, device: int | None = None) -> Graph:
     frame and a counter (`model.py:118 forward #3`); request order is trace order.
     """
     path = Path(path)
+    with paused_collection():  # millions of acyclic objects: collector passes would free nothing
+        return _load(path, device)
+
+
+def _load(path: Path, device: int | None) -> Graph:
     data = read_snapshot(path)
     traces = data.get("device_traces")
     if not isinstance(traces, list) or not any(isinstance(t, list) and t for t in traces):
