@@ -29,7 +29,7 @@ FAILED = "#B00020"
 EMPTY_TEXT = ("No run yet.\nRun ▸ Run (Ctrl+R) executes the plan in one slab and shows here "
               "how long each phase took.")
 BAR_HEIGHT = 0.7
-ROW_PIXELS = 15             # below this a row's label would touch its neighbours': label fewer rows
+ROW_PIXELS = 15             # labels closer than this would touch: fewer rows are labelled
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ class TimelineView(QWidget):
         def at(t: float) -> float:
             return (math.log10(t) if t > 0 else floor) if log else t
 
-        labelled = self._labelled_rows(len(rows))
+        labelled = self._labelled_rows(rows)
         for y, row in enumerate(rows):
             left, right = at(row.start), at(row.end)
             if log:
@@ -232,14 +232,19 @@ class TimelineView(QWidget):
         item.setXRange(start, end + (end - start) * 0.45, padding=0)
         item.setYRange(-0.6, len(rows) - 0.4, padding=0)
 
-    def _labelled_rows(self, count: int) -> set[int]:
-        """The rows that get a label and a note: all when there is room, else every k-th (and
-        always the phases), so that no two labels overlap."""
+    def _labelled_rows(self, rows: list[TimelineRow]) -> set[int]:
+        """The rows that get a label and a note: all when there is room; else the longest first,
+        each only if it keeps `ROW_PIXELS` from every row labelled already, so none overlap."""
         height = self.plot.getPlotItem().getViewBox().height() or self.plot.height()
-        per_row = height / max(count, 1)
-        every = max(1, math.ceil(ROW_PIXELS / per_row)) if per_row > 0 else 1
-        phases = len(self.report.phases)
-        return set(range(min(phases, count))) | set(range(phases, count, every))
+        per_row = height / max(len(rows), 1)
+        if per_row >= ROW_PIXELS:
+            return set(range(len(rows)))
+        spacing = math.ceil(ROW_PIXELS / per_row) if per_row > 0 else len(rows)
+        chosen: set[int] = set()
+        for y in sorted(range(len(rows)), key=lambda k: -rows[k].seconds):
+            if all(abs(y - other) >= spacing for other in chosen):
+                chosen.add(y)
+        return chosen
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
