@@ -138,3 +138,21 @@ def test_timeline_names_the_clobbered_buffer(qtbot):
     s.set_last_run(report)
     text = view.verdict.text()
     assert "NOT VERIFIED" in text and "clobbered: q (read by d" in text
+
+
+def test_dense_rows_get_labels_that_never_overlap(qtbot, session):
+    from PySide6.QtGui import QColor
+
+    from app.views.timeline_view import ROW_PIXELS, TimelineRow
+
+    view = TimelineView(session)
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    rows = [TimelineRow(f"kernel {i}", float(i), 1.0 + i % 7, "", QColor("#F58518"))
+            for i in range(54)]
+    labelled = sorted(view._labelled_rows(rows))
+    per_row = view.plot.getPlotItem().getViewBox().height() / len(rows)
+    assert per_row < ROW_PIXELS  # the case in question: rows denser than labels
+    assert len(labelled) >= 10
+    assert all((b - a) * per_row >= ROW_PIXELS - 1e-9 for a, b in zip(labelled, labelled[1:]))
