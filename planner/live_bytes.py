@@ -38,8 +38,10 @@ def live_bytes(graph: Graph) -> LiveBytes:
     model = conflict_model(graph, "serial")
     first, last = model.use_steps()
     steps = len(model.schedule)
-    reserved = np.asarray(graph.reserved, dtype=np.int64)
-    change = np.zeros(steps + 1, dtype=np.int64)
+    # Python integers where the live total could pass int64 (sizes near 2^64 are valid).
+    exact = np.int64 if sum(graph.reserved) < 2**63 else object
+    reserved = np.asarray(graph.reserved, dtype=exact)
+    change = np.zeros(steps + 1, dtype=exact)
     np.add.at(change, np.asarray(first, dtype=np.int64), reserved)
     np.add.at(change, np.asarray(last, dtype=np.int64) + 1, -reserved)
     curve = np.cumsum(change[:-1])

@@ -70,6 +70,15 @@ def test_export_refuses_sizes_it_cannot_draw(tmp_path, capsys, extra, message):
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.parametrize("view", ["slab", "map", "dag", "window"])
+def test_export_draws_buffers_past_int64(qapp, tmp_path, capsys, view):
+    trace = tmp_path / "huge.csv"
+    trace.write_text(f"id,lower,upper,size\na,0,2,{2**63}\nb,1,3,{2**64 - 2**63 - 1}\n")
+    out = tmp_path / f"{view}.png"
+    assert main(["export", str(trace), "--view", view, "--png", str(out)]) == 0
+    assert out.stat().st_size > 0 and capsys.readouterr().err == ""
+
+
 # --- output streams -----------------------------------------------------------------------------
 
 def _long_trace(tmp_path) -> Path:

@@ -35,7 +35,7 @@ def format_bytes(count: int) -> str:
 
 class RequestListModel(QAbstractListModel):
     """`session.order` as a list model: display the name, decoration the buffer's colour,
-    `SIZE_ROLE` its size in bytes. Moving rows re-plans through the session (undoable)."""
+    `SIZE_ROLE` its size in bytes (as text). Moving rows re-plans through the session (undoable)."""
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
@@ -93,7 +93,7 @@ class RequestListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DecorationRole:
             return palette.buffer_color(buf.kind, i)
         if role == SIZE_ROLE:
-            return buf.bytes
+            return str(buf.bytes)  # a QVariant holds at most int64; sizes run to 2^64 - 1
         if role == Qt.ItemDataRole.ToolTipRole:
             return (f"{name} ({buf.kind})\n{buf.bytes:,} bytes, {graph.reserved[i]:,} reserved\n"
                     f"request {index.row()} of {len(self._names)}; drag to reorder")
@@ -210,7 +210,7 @@ class RequestDelegate(QStyledItemDelegate):
         self.initStyleOption(option, index)
         style = option.widget.style() if option.widget else None
         colour = index.data(Qt.ItemDataRole.DecorationRole)
-        size = index.data(SIZE_ROLE)
+        size = int(index.data(SIZE_ROLE))
         option.icon = option.icon.__class__()  # the swatch is drawn below, not as an icon
         option.features &= ~option.ViewItemFeature.HasDecoration
         text = option.text

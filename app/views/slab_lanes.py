@@ -15,8 +15,9 @@ def slab_lanes(placements) -> list[int]:
     offsets makes it a slice maximum per buffer (62,000 buffers in a fraction of a second).
     """
     count = len(placements)
-    starts = np.fromiter((p.offset for p in placements), dtype=np.int64, count=count)
-    ends = np.fromiter((p.end for p in placements), dtype=np.int64, count=count)
+    # Unsigned: offsets and ends run up to 2^64 - 1, past int64 (a plan's slab never passes it).
+    starts = np.fromiter((p.offset for p in placements), dtype=np.uint64, count=count)
+    ends = np.fromiter((p.end for p in placements), dtype=np.uint64, count=count)
     edges = np.unique(np.concatenate((starts, ends)))
     first = np.searchsorted(edges, starts).tolist()
     last = np.searchsorted(edges, ends).tolist()
