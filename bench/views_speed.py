@@ -76,10 +76,10 @@ def _panel_figures(kind: str, path: Path) -> dict:
     samples = []
     for name in names[:: max(1, len(names) // HOVERS)][:HOVERS]:
         t = time.perf_counter()
-        hover(name)
-        app.processEvents()
-        paint()
+        hover(name)  # every listener runs now (direct signals) ...
+        paint()      # ... and the panel paints once, as the next frame would
         samples.append(time.perf_counter() - t)
+        app.processEvents()
     figures["hover_ms"] = statistics.median(samples) * 1000
     figures["hover_max_ms"] = max(samples) * 1000
     return figures
@@ -106,7 +106,7 @@ def _measure(tree: Path, kind: str, path: Path) -> dict:
     """`_panel_figures` in a fresh process of `tree`."""
     # This file's functions, run over `tree`'s app (an older checkout may lack this script).
     code = (f"import json; from pathlib import Path\n"
-            f"space = {{'__name__': 'views_speed'}}\n"
+            f"space = {{'__name__': 'views_speed', '__file__': {__file__!r}}}\n"
             f"exec(compile(open({__file__!r}).read(), {__file__!r}, 'exec'), space)\n"
             f"print(json.dumps(space['_panel_figures']({kind!r}, Path({str(path)!r}))))\n")
     script = Path("/tmp") / f"views_speed_{os.getpid()}.py"

@@ -32,6 +32,7 @@ BAND_LAYERS = 6               # layers per edge item: the unit the scene culls w
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 DEFAULT_ASPECT = 1.4          # view shape assumed before the view has a size
 MAX_CHAIN_NODES = 2000        # longer chains of time steps are not drawn as a DAG
+HIGHLIGHT_WIDTH = 2.2         # pixels of an ancestor or descendant edge
 THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
 THIN_SCALE = 0.3              # ... below this zoom
 
@@ -139,6 +140,16 @@ class EdgeLayer:
         for item in self.items.values():
             item.setOpacity(alpha / 255 * self.thinning)
 
+    def set_width(self, width: float) -> None:
+        """Stroke the edges `width` pixels wide from now on."""
+        if width == self.width:
+            return
+        self.width = width
+        for item in self.items.values():
+            pen = item.pen()
+            pen.setWidthF(width if self.thinning == 1.0 else 0.6)
+            item.setPen(pen)
+
     def set_thin(self, thin: bool) -> None:
         """Draw the edges faint and hairline (many edges, zoomed out) or at their full weight."""
         thinning = 0.45 if thin else 1.0
@@ -182,8 +193,10 @@ class DagView(QGraphicsView):
         self._uses: set[int] = set()
         self._hovered: int | None = None
         self._base_edges = EdgeLayer(self.scene(), EDGE_COLOR, 1.2, -1)
-        self._ancestor_edges = EdgeLayer(self.scene(), palette.ANCESTOR, 2.2, 0.5, cached=False)
-        self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, 2.2, 0.5, cached=False)
+        self._ancestor_edges = EdgeLayer(self.scene(), palette.ANCESTOR, HIGHLIGHT_WIDTH, 0.5,
+                                         cached=False)
+        self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, HIGHLIGHT_WIDTH, 0.5,
+                                           cached=False)
         session.sigGraphChanged.connect(self.rebuild)
         session.sigHoverNode.connect(self._refresh_highlight)
         session.sigHoverBuffer.connect(self._refresh_highlight)
@@ -396,6 +409,9 @@ class DagView(QGraphicsView):
         """Level of detail that depends on the zoom: faint, thin edges on big zoomed-out graphs."""
         crowded = len(self._edge_paths) > THIN_EDGES and self.transform().m11() < THIN_SCALE
         self._base_edges.set_thin(crowded)
+        for layer in (self._ancestor_edges, self._descendant_edges):
+            # A one-pixel cosmetic line takes Qt's fast path; wider ones are stroked as shapes.
+            layer.set_width(1.0 if crowded else HIGHLIGHT_WIDTH)
         # Hundreds of antialiased curves cost most of a hover's repaint; at this zoom the
         # difference hardly shows.
         self.setRenderHint(QPainter.RenderHint.Antialiasing, not crowded)
