@@ -75,3 +75,15 @@ def test_selecting_rows_selects_buffers(inspector):
     selection.select(inspector.proxy.index(0, 0), flags)
     selection.select(inspector.proxy.index(4, 0), flags)
     assert inspector.session.selection == ("x", "t0")
+
+
+def test_serial_conflict_counts_come_from_sorted_intervals_and_match_the_masks(tmp_path):
+    from app.views.inspector import _overlap_counts
+
+    path = tmp_path / "trace.csv"
+    path.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\nd,3,5,70\ne,9,10,5\n")
+    graph = planner.load(path)
+    model = planner.conflict_model(graph, "serial")
+    counts = _overlap_counts(*model.use_steps())
+    assert counts == [model.conflict_mask(i).bit_count() for i in range(len(graph.buffers))]
+    assert counts[-1] == 0

@@ -6,6 +6,7 @@ The comparison says whether two buffers may share bytes and why, in the conflict
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout,
@@ -59,8 +60,11 @@ class BufferTableModel(QAbstractTableModel):
             self._counts_graph, self._conflict_counts = graph, {}
         if name not in self._conflict_counts:
             model = planner.conflict_model(graph, name)
-            self._conflict_counts[name] = [model.conflict_mask(b).bit_count()
-                                           for b in range(len(graph.buffers))]
+            if model.name == "serial":
+                self._conflict_counts[name] = _overlap_counts(*model.use_steps())
+            else:
+                self._conflict_counts[name] = [model.conflict_mask(b).bit_count()
+                                               for b in range(len(graph.buffers))]
         return self._conflict_counts[name]
 
     def refresh(self, *_):
@@ -135,6 +139,15 @@ class BufferTableModel(QAbstractTableModel):
         if column in ("bytes", "reserved", "offset"):
             return f"{max(values):,}"
         return str(max(values))
+
+
+def _overlap_counts(first, last) -> list[int]:
+    """Per interval [first, last] (closed), how many others overlap it: those starting by its
+    end, less those ending before its start, less itself (sorting, not n² masks)."""
+    first, last = np.asarray(first), np.asarray(last)
+    started = np.searchsorted(np.sort(first), last, side="right")
+    ended = np.searchsorted(np.sort(last), first, side="left")
+    return (started - ended - 1).tolist()
 
 
 def _tint(colour: QColor) -> QColor:
