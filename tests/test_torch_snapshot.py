@@ -309,3 +309,27 @@ def test_synthetic_training_trace_walks_back_to_a_forward_simulation(tmp_path):
     assert all(live <= res for live, res in zip(trace.step_live_bytes, trace.step_reserved_bytes))
     assert planner.lower_bound(graph, "serial").bytes == trace.peak_allocated_bytes
     assert len(trace.before_recording) == 200
+
+
+def test_expandable_segments_map_and_unmap_walk_back_too(tmp_path):
+    # An expandable segment grows by mapping pages and shrinks by unmapping them; the snapshot
+    # reports the mapped size at the end (here 4 MiB, after 2 + 4 mapped and 2 unmapped).
+    mib = 1 << 20
+    events = [
+        {"action": "segment_map", "addr": 0, "size": 2 * mib},
+        {"action": "alloc", "addr": 0, "size": 2 * mib},
+        {"action": "segment_map", "addr": 2 * mib, "size": 4 * mib},
+        {"action": "alloc", "addr": 2 * mib, "size": 4 * mib},
+        {"action": "free_completed", "addr": 0, "size": 2 * mib},
+        {"action": "segment_unmap", "addr": 0, "size": 2 * mib},
+    ]
+    segment = {"device": 0, "address": 0, "total_size": 4 * mib, "is_expandable": True,
+               "blocks": [{"address": 2 * mib, "size": 4 * mib, "requested_size": 4 * mib,
+                           "state": "active_allocated", "frames": []}]}
+    path = tmp_path / "expandable.pickle"
+    path.write_bytes(pickle.dumps({"segments": [segment], "device_traces": [events]}))
+    trace = load_snapshot(path).allocator
+    assert trace.step_reserved_bytes == (0, 2 * mib, 2 * mib, 6 * mib, 6 * mib, 6 * mib, 4 * mib)
+    assert trace.step_live_bytes == (0, 0, 2 * mib, 2 * mib, 6 * mib, 4 * mib, 4 * mib)
+    assert trace.peak_reserved_bytes == 6 * mib and trace.peak_allocated_bytes == 6 * mib
+    assert trace.before_recording == frozenset()
