@@ -101,6 +101,10 @@ def test_skipped_gaps_are_drawn_as_bands(qtbot):
     for _ in range(4):
         widget.animation.step_forward()
     assert [(lo, hi) for lo, hi, _c, _t in widget.layer._bands] == list(step.skipped_gaps)
+    widget.resize(500, 300)
+    widget.show()
+    widget.grab()  # paint: the gap's label is drawn whole however narrow its band
+    assert widget.layer.drawn_band_labels == [f"{hi - lo} B < 4 B" for lo, hi in step.skipped_gaps]
 
 
 def test_play_advances_on_a_timer_and_stops_at_the_end(view, session, qtbot):

@@ -37,6 +37,7 @@ class RectLayer(pg.GraphicsObject):
         self._outlines: dict[int, tuple[QColor, float]] = {}
         self._bands: list[tuple[float, float, QColor, str]] = []
         self._bounds = QRectF()
+        self.drawn_band_labels: list[str] = []  # as the last paint drew them (whole, never cut)
         self._version = 0           # bumped whenever what the raster image shows changes
         self._raster_key = None
         self._raster_image = None
@@ -225,20 +226,32 @@ class RectLayer(pg.GraphicsObject):
             band = QRectF(a, y0, max(b - a, 2.0), y1 - y0)
             painter.fillRect(band, QBrush(color, Qt.BrushStyle.BDiagPattern))
             painter.fillRect(band, QColor(color.red(), color.green(), color.blue(), 30))
-            if label and band.width() > 40:
+            if label:
                 labels.append((band, color, label))
         return labels
 
     def _paint_band_labels(self, painter, labels) -> None:
+        """Each band's label whole, centred above it; one that would overlap a label already
+        drawn (or leave the view) is left out rather than cut short."""
         metrics = QFontMetricsF(painter.font())
+        view_width = painter.device().width() / (painter.device().devicePixelRatioF() or 1.0)
+        drawn: list[QRectF] = []
+        self.drawn_band_labels = []
         for band, color, label in labels:
-            text = metrics.elidedText(label, Qt.TextElideMode.ElideRight, band.width() - 4)
-            box = QRectF(0, 0, metrics.horizontalAdvance(text) + 6, metrics.height() + 2)
+            box = QRectF(0, 0, metrics.horizontalAdvance(label) + 6, metrics.height() + 2)
             box.moveCenter(band.center())
             box.moveTop(band.top() - box.height() - 1)
+            if box.left() < 0:
+                box.moveLeft(0)
+            if box.right() > view_width:
+                box.moveRight(view_width)
+            if any(box.intersects(other) for other in drawn):
+                continue
+            drawn.append(box)
+            self.drawn_band_labels.append(label)
             painter.fillRect(box, QColor(255, 255, 255, 220))
             painter.setPen(color.darker(130))
-            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
 
     def _paint_edges(self, painter, boxes) -> None:
         """A thin light edge between neighbouring boxes of similar colour."""
