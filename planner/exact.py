@@ -460,6 +460,20 @@ class Trace:
     area: np.ndarray
     log_need: np.ndarray
 
+    @property
+    def heuristics(self) -> int:
+        """How many preorders the search takes in turn."""
+        return len(HEURISTICS)
+
+    def solve(self, capacity: int, heuristic: int, node_limit: int,
+              stop: np.ndarray) -> tuple[int, np.ndarray, int]:
+        """One search under `capacity` with preorder `HEURISTICS[heuristic]`: (status,
+        offsets, nodes); see `_search`."""
+        return _search(self.size, self.sec_lo, self.sec_hi, self.n_sections, self.ov_start,
+                       self.ov, self.sm_start, self.sm, self.width, self.area,
+                       np.asarray(HEURISTICS[heuristic], dtype=np.int64), int(capacity),
+                       int(node_limit), self.log_need, stop)
+
 
 def prepare(size: np.ndarray, first: np.ndarray, last: np.ndarray,
             times: np.ndarray | None = None) -> Trace:
@@ -497,16 +511,6 @@ def prepare(size: np.ndarray, first: np.ndarray, last: np.ndarray,
                  width * size, log_need.astype(np.int64))
 
 
-def solve(trace: Trace, capacity: int, heuristic: int, node_limit: int,
-          stop: np.ndarray) -> tuple[int, np.ndarray, int]:
-    """One search under `capacity` with preorder `HEURISTICS[heuristic]`: (status, offsets,
-    nodes); see `_search`."""
-    return _search(trace.size, trace.sec_lo, trace.sec_hi, trace.n_sections, trace.ov_start,
-                   trace.ov, trace.sm_start, trace.sm, trace.width, trace.area,
-                   np.asarray(HEURISTICS[heuristic], dtype=np.int64), int(capacity),
-                   int(node_limit), trace.log_need, stop)
-
-
 class Work:
     """Node budget shared by the searches of one plan, and how to stop them early.
 
@@ -529,17 +533,17 @@ class Work:
 _INLINE_NODES = 512
 
 
-def _run(trace: Trace, capacity: int, heuristic: int, node_limit: int, work: Work):
-    """`solve` on a worker thread while this one watches `work.should_stop` (the kernel
+def _run(trace, capacity: int, heuristic: int, node_limit: int, work: Work):
+    """`trace.solve` on a worker thread while this one watches `work.should_stop` (the kernel
     releases the GIL and polls the flag this thread sets)."""
     stop = np.zeros(1, dtype=np.int64)
     if node_limit <= _INLINE_NODES:
-        return solve(trace, capacity, heuristic, node_limit, stop)
+        return trace.solve(capacity, heuristic, node_limit, stop)
     result: list = []
 
     def target():
         try:
-            result.append(solve(trace, capacity, heuristic, node_limit, stop))
+            result.append(trace.solve(capacity, heuristic, node_limit, stop))
         except BaseException as exc:  # MemoryError above all: raised again on this thread
             result.append(exc)
 
@@ -556,9 +560,10 @@ def _run(trace: Trace, capacity: int, heuristic: int, node_limit: int, work: Wor
     return result[0]
 
 
-def feasible(trace: Trace, capacity: int, work: Work, max_nodes: int | None = None,
+def feasible(trace, capacity: int, work: Work, max_nodes: int | None = None,
              first_heuristic: int = 0) -> tuple[int, np.ndarray | None]:
-    """(status, offsets or None) of searching a packing within `capacity`.
+    """(status, offsets or None) of searching a packing within `capacity` (`trace`: a `Trace`,
+    or any prepared problem with `heuristics` and `solve`, such as `exact_cliques.CliqueTrace`).
 
     Round robin over the preorders (from `first_heuristic`, modulo their number) with a node
     limit that starts at twice the buffer count and doubles each round, until one search
@@ -568,7 +573,7 @@ def feasible(trace: Trace, capacity: int, work: Work, max_nodes: int | None = No
     n = len(trace.size)
     limit = max(2 * n, 64)
     cap = work.left() if max_nodes is None else min(max_nodes, work.left())
-    turns = [(first_heuristic + k) % len(HEURISTICS) for k in range(len(HEURISTICS))]
+    turns = [(first_heuristic + k) % trace.heuristics for k in range(trace.heuristics)]
     while True:
         for heuristic in turns:
             budget = min(limit, work.left())
@@ -592,5 +597,5 @@ def feasible(trace: Trace, capacity: int, work: Work, max_nodes: int | None = No
 def warm_up() -> None:
     """Compile (or load from the cache) the kernels on a tiny trace."""
     trace = prepare(np.array([2, 1, 1]), np.array([0, 0, 1]), np.array([1, 0, 1]))
-    for heuristic in range(len(HEURISTICS)):
-        solve(trace, 3, heuristic, 100, np.zeros(1, np.int64))
+    for heuristic in range(trace.heuristics):
+        trace.solve(3, heuristic, 100, np.zeros(1, np.int64))

@@ -246,6 +246,12 @@ class Packer:
         else:
             self._adj_start, self._adj = _conflict_lists(model, self.n)
 
+    @property
+    def conflict_lists(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every buffer's conflicts as CSR (starts, indices), or None for interval lifetimes
+        too many to list."""
+        return None if self._adj is None else (self._adj_start, self._adj)
+
     def offsets(self, order: np.ndarray, fit: int = FIRST_FIT) -> np.ndarray:
         """Each buffer's offset when placing `order` (buffer indices) with `fit`."""
         if self._adj is None:

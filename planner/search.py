@@ -7,9 +7,10 @@
    topological order), exact search under fixed capacities (`exact`): at the lower bound, and
    side by side a descent from the best height found towards it. A capacity it proves
    infeasible raises the bound; the plan is "optimal" when its height meets it.
-3. Otherwise, randomised restarts (largest first by sizes perturbed with log-normal noise) and
-   local search that moves buffers at the top of the slab, or of the lower bound's peak
-   antichain, earlier in the request order.
+3. Otherwise, on small graphs, the same exact search over any conflict graph
+   (`exact_cliques`), and on larger ones randomised restarts (largest first by sizes perturbed
+   with log-normal noise) and local search that moves buffers at the top of the slab, or of
+   the lower bound's peak antichain, earlier in the request order.
 
 Every candidate ends as a request order placed by first or best fit (an exact packing is
 requested in offset order, which first fit reproduces), so the winner is replayed by the traced
@@ -32,15 +33,17 @@ import numpy as np
 
 from . import exact
 from .cancel import NEVER, CancelToken
+from .exact_cliques import prepare_cliques
 from .graph import Graph
 from .greedy import FITS, plan_order
 from .packing import Packer, fits_int64
 from .plan import Plan
 
 # Exact search is tried up to this many buffers and conflicting pairs (its overlap lists and
-# undo log grow with the pairs).
+# undo log grow with the pairs); without interval lifetimes, up to this many buffers only.
 EXACT_BUFFERS = 50_000
 EXACT_PAIRS = 20_000_000
+EXACT_CONFLICT_GRAPH_BUFFERS = 48
 
 # Node limit of one search in the descent (a capacity is given up as unknown after the three
 # preorders reach it).
@@ -142,7 +145,14 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
         if best.height > proven and not work.over():
             first_last = model.intervals
             if first_last is not None and _exact_affordable(model, packer.n):
-                proven = _exact(graph, model, packer, first_last, best, proven, work, seed)
+                first, last = first_last
+                trace = exact.prepare(packer.size, first, last,
+                                      _step_times(graph, model, first, last))
+                proven = _exact(packer, trace, first, best, proven, work, seed)
+            elif packer.n <= EXACT_CONFLICT_GRAPH_BUFFERS and packer.conflict_lists is not None:
+                trace = prepare_cliques(packer.size, *packer.conflict_lists,
+                                        _witness(graph, bound))
+                proven = _exact(packer, trace, model.use_steps()[0], best, proven, work, seed)
             else:
                 _restarts(packings, best, bound.bytes, _witness(graph, bound), work, seed)
     plan = plan_order(graph, model, best.order, best.fit, capacity,
@@ -177,18 +187,17 @@ def _exact_affordable(model, n: int) -> bool:
     return n <= EXACT_BUFFERS and (pairs is None or pairs <= EXACT_PAIRS)
 
 
-def _exact(graph: Graph, model, packer: Packer, first_last, best: _Best, proven: int,
-           work: _Work, seed: int) -> int:
-    """Improve `best` by exact search; the highest bound the searches proved (no packing is
-    lower).
+def _exact(packer: Packer, trace, first: np.ndarray, best: _Best, proven: int, work: _Work,
+           seed: int) -> int:
+    """Improve `best` by exact search over `trace` (an `exact.Trace` or a
+    `exact_cliques.CliqueTrace`); the highest bound the searches proved (no packing is lower).
+    `first` (each buffer's first use) breaks ties when a packing is requested in offset order.
 
     Two searches run side by side, each deterministic on its own: a probe at the lower bound
     (where most traces have their optimum) and a descent from the best height towards it. The
     probe's packing wins when it finds one; the descent stops then, as its result is unused.
     With an iteration limit each gets half of what is left.
     """
-    first, last = first_last
-    trace = exact.prepare(packer.size, first, last, _step_times(graph, model, first, last))
     left = work.left()
     if left is not None:
         left = max(left - 1, 0)  # one step stays for replaying the packing found
@@ -230,7 +239,7 @@ def _solved(probe: list) -> bool:
     return bool(probe) and isinstance(probe[0], tuple) and probe[0][0] == exact.SOLVED
 
 
-def _descend(trace: exact.Trace, lo: int, hi: int, work: exact.Work, seed: int
+def _descend(trace, lo: int, hi: int, work: exact.Work, seed: int
              ) -> tuple[np.ndarray | None, int]:
     """(the lowest packing found, or None; the bound proved) by searches under capacities
     from `hi` down towards `lo`: each aims a quarter of the way down, as successes are cheap
@@ -368,7 +377,9 @@ def _portfolio(graph: Graph, model, order: np.ndarray, witness: np.ndarray | Non
 def warm_up() -> None:
     """Compile (or load from numba's cache) every search kernel on tiny inputs, so the first
     real search does not stall on compilation."""
+    from . import exact_cliques
     from .packing import warm_up as warm_packing
 
     warm_packing()
     exact.warm_up()
+    exact_cliques.warm_up()

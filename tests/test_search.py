@@ -132,3 +132,18 @@ def test_minimalloc_instances_reach_their_best_known_height(name, best_known):
     plan = planner.plan(graph, "search", conflicts="serial", budget=10)
     assert plan.slab_bytes == best_known and plan.proof == "optimal"
     assert planner.verify(graph, plan).ok
+
+
+@settings(max_examples=30, deadline=None)
+@given(graph=small_graphs(max_nodes=7, max_buffers=6))
+def test_small_dags_get_plans_proved_optimal_against_every_request_order(graph):
+    import itertools
+
+    from planner.packing import Packer
+
+    packer = Packer(graph, planner.conflict_model(graph, "dag"))
+    # Some request order placed by first fit reaches the optimum (the optimum's, by offset).
+    best = min(packer.height(np.array(order, dtype=np.int64))
+               for order in itertools.permutations(range(len(graph.buffers))))
+    plan = planner.plan(graph, "search", budget=10)
+    assert plan.proof == "optimal" and plan.slab_bytes == best
