@@ -92,9 +92,27 @@ def _fit(lo, hi, count, size, fit, bucket, start, by_start):
     return best_at if best_at >= 0 else cursor
 
 
-@njit(cache=True, nogil=True)
+# Requests placed between two looks at a stop flag.
+_REQUESTS_PER_POLL = 64
+
+
 def listed_offsets(order, size, adj_start, adj, fit):
     """Offsets placing `order` with conflicts as lists: adj[adj_start[i]:adj_start[i+1]]."""
+    return _listed(order, size, adj_start, adj, fit, np.zeros(1, np.int64))
+
+
+def interval_offsets(order, size, first, last, fit):
+    """Offsets placing `order` where buffers conflict when [first, last] step ranges overlap.
+
+    Placed buffers overlapping i are those alive at first[i] (a stabbing query down a segment
+    tree over steps) plus those starting in (first[i], last[i]] (buckets by first step).
+    """
+    return _interval(order, size, first, last, fit, np.zeros(1, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _listed(order, size, adj_start, adj, fit, stop):
+    """`listed_offsets`, ending early (offsets incomplete) once `stop[0]` is set."""
     n = size.shape[0]
     offset = np.zeros(n, np.int64)
     placed = np.zeros(n, np.bool_)
@@ -103,7 +121,10 @@ def listed_offsets(order, size, adj_start, adj, fit):
     bucket = np.empty(n + 1, np.int64)
     start = np.empty(n + 1, np.int64)
     by_start = np.empty(n + 1, np.int64)
-    for i in order:
+    for request in range(order.shape[0]):
+        if request % _REQUESTS_PER_POLL == 0 and stop[0]:
+            break
+        i = order[request]
         count = 0
         for k in range(adj_start[i], adj_start[i + 1]):
             j = adj[k]
@@ -161,12 +182,8 @@ def _segments(first, last, leaves):
 
 
 @njit(cache=True, nogil=True)
-def interval_offsets(order, size, first, last, fit):
-    """Offsets placing `order` where buffers conflict when [first, last] step ranges overlap.
-
-    Placed buffers overlapping i are those alive at first[i] (a stabbing query down a segment
-    tree over steps) plus those starting in (first[i], last[i]] (buckets by first step).
-    """
+def _interval(order, size, first, last, fit, stop):
+    """`interval_offsets`, ending early (offsets incomplete) once `stop[0]` is set."""
     n = size.shape[0]
     steps = 1
     for i in range(n):
@@ -196,7 +213,10 @@ def interval_offsets(order, size, first, last, fit):
     bucket = np.empty(n + 1, np.int64)
     start = np.empty(n + 1, np.int64)
     by_start = np.empty(n + 1, np.int64)
-    for i in order:
+    for request in range(order.shape[0]):
+        if request % _REQUESTS_PER_POLL == 0 and stop[0]:
+            break
+        i = order[request]
         count = 0
         node = 1
         a = 0
@@ -252,11 +272,15 @@ class Packer:
         too many to list."""
         return None if self._adj is None else (self._adj_start, self._adj)
 
-    def offsets(self, order: np.ndarray, fit: int = FIRST_FIT) -> np.ndarray:
-        """Each buffer's offset when placing `order` (buffer indices) with `fit`."""
+    def offsets(self, order: np.ndarray, fit: int = FIRST_FIT,
+                stop: np.ndarray | None = None) -> np.ndarray:
+        """Each buffer's offset when placing `order` (buffer indices) with `fit`; setting
+        `stop[0]` from another thread ends the placement early (the offsets are then
+        incomplete)."""
+        stop = np.zeros(1, np.int64) if stop is None else stop
         if self._adj is None:
-            return interval_offsets(order, self.size, self._first, self._last, fit)
-        return listed_offsets(order, self.size, self._adj_start, self._adj, fit)
+            return _interval(order, self.size, self._first, self._last, fit, stop)
+        return _listed(order, self.size, self._adj_start, self._adj, fit, stop)
 
     def height(self, order: np.ndarray, fit: int = FIRST_FIT) -> int:
         """The slab bytes placing `order` with `fit` needs."""

@@ -27,7 +27,7 @@ import dataclasses
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -53,6 +53,9 @@ _TRY_NODES = 32_768
 # batches are fixed, so results do not depend on the machine's cores.
 _BATCH = 2
 _PARALLEL_BUFFERS = 2_000
+
+# How often a thread waiting on kernels looks at the cancel token and the clock.
+_POLL_SECONDS = 0.005
 
 # Log-normal spreads of the size noise in restarts, used in turn.
 _NOISE = (0.05, 0.15, 0.3, 0.6)
@@ -127,13 +130,19 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
         return _stamped(best_plan, seed, len(plans), bound.bytes, bound.bytes)
     packer = Packer(graph, model)
     with ThreadPoolExecutor(max_workers=min(_BATCH, os.cpu_count() or 1)) as pool:
-        packings = _Packings(packer, pool if packer.n >= _PARALLEL_BUFFERS else None)
+        packings = _Packings(packer, pool if packer.n >= _PARALLEL_BUFFERS else None, work)
         entries = list(_portfolio(graph, model, order, _witness(graph, bound)))
         best = None
-        for at in range(0, len(entries), _BATCH):
-            # The first entry (first fit in request order) always runs: search never loses to it.
-            batch = work.allowed(entries[at:at + _BATCH], at == 0)
-            for (label, candidate, fit), offsets in zip(batch, packings.run(batch)):
+        # The first entry (first fit in request order) runs alone and always ends (unless
+        # cancelled): search never loses to first fit.
+        batches = [entries[:1]] + [entries[at:at + _BATCH] for at in range(1, len(entries), _BATCH)]
+        for k, batch in enumerate(batches):
+            batch = work.allowed(batch, k == 0)
+            results = packings.run(batch, deadline_stops=k > 0)
+            if results is None:
+                work.cancel.check()
+                break
+            for (label, candidate, fit), offsets in zip(batch, results):
                 if best is None:
                     best = _Best(_top(offsets, packer), label, candidate, fit, offsets)
                 else:
@@ -294,7 +303,10 @@ def _restarts(packings: "_Packings", best: _Best, bound: int, witness: np.ndarra
                                           witness, rng), current_fit)]
         trials = work.allowed(trials)
         round_ += 1
-        for (label, trial, fit), offsets in zip(trials, packings.run(trials)):
+        results = packings.run(trials)
+        if results is None:
+            break
+        for (label, trial, fit), offsets in zip(trials, results):
             height = _top(offsets, packer)
             best.offer(height, label, trial, fit, offsets)
             if height <= current_height:
@@ -305,21 +317,31 @@ def _restarts(packings: "_Packings", best: _Best, bound: int, witness: np.ndarra
 
 class _Packings:
     """Offsets of a batch of (label, order, fit) candidates, in the batch's order: on a thread
-    pool for large graphs (the kernels release the GIL), else one after another. Either way the
-    results are the same."""
+    pool for large graphs (the kernels release the GIL) while this thread watches for a cancel
+    or the deadline, else one after another (each then takes well under a millisecond). Either
+    way the results are the same."""
 
-    def __init__(self, packer: Packer, pool: ThreadPoolExecutor | None):
+    def __init__(self, packer: Packer, pool: ThreadPoolExecutor | None, work: _Work):
         self.packer = packer
         self.pool = pool
+        self.work = work
 
-    def run(self, batch) -> list[np.ndarray]:
-        """Each candidate's offsets."""
+    def run(self, batch, deadline_stops: bool = True) -> list[np.ndarray] | None:
+        """Each candidate's offsets, or None when a cancel (or the deadline, if
+        `deadline_stops`) stopped the batch before it ended."""
+        stop = np.zeros(1, dtype=np.int64)
+
         def pack(entry):
-            return self.packer.offsets(entry[1], FITS[entry[2]])
+            return self.packer.offsets(entry[1], FITS[entry[2]], stop)
 
-        if self.pool is None or len(batch) < 2:
+        if self.pool is None:
             return [pack(entry) for entry in batch]
-        return list(self.pool.map(pack, batch))
+        pending = [self.pool.submit(pack, entry) for entry in batch]
+        while wait(pending, timeout=_POLL_SECONDS).not_done:
+            if self.work.cancel.cancelled or (deadline_stops and self.work.interrupted()):
+                stop[0] = 1
+        results = [future.result() for future in pending]
+        return None if stop[0] else results
 
 
 def _moved(order: np.ndarray, offsets: np.ndarray, height: int, packer: Packer,
