@@ -32,6 +32,7 @@ class DagConflicts:
         self.graph = graph
         self._reach: tuple[list[int], list[int]] | None = None
         self._mask_parts: tuple[list[int], list[int]] | None = None
+        self._extremes: tuple[list[list[int]], list[list[int]]] | None = None
 
     # -- steps and intervals ----------------------------------------------------------------
 
@@ -159,17 +160,28 @@ class DagConflicts:
             bits.append(b)
         return bits
 
-    @cached_property
+    @property
     def _first_uses(self) -> list[list[int]]:
         """Per buffer, the positions of its uses that no other use of it reaches."""
-        before = self._closure()[1]
-        return [[p for p in _positions(bits) if before[p] & bits == 0] for bits in self._use_bits]
+        return self._extreme_uses()[0]
 
-    @cached_property
+    @property
     def _last_uses(self) -> list[list[int]]:
         """Per buffer, the positions of its uses that reach no other use of it."""
-        after = self._closure()[0]
-        return [[p for p in _positions(bits) if after[p] & bits == 0] for bits in self._use_bits]
+        return self._extreme_uses()[1]
+
+    def _extreme_uses(self, cancel: CancelToken = NEVER) -> tuple[list[list[int]], list[list[int]]]:
+        if self._extremes is None:
+            after, before = self._closure(cancel)
+            firsts, lasts = [], []
+            for b, bits in enumerate(self._use_bits):
+                if not b & 1023:
+                    cancel.check()
+                uses = _positions(bits)
+                firsts.append([p for p in uses if before[p] & bits == 0])
+                lasts.append([p for p in uses if after[p] & bits == 0])
+            self._extremes = (firsts, lasts)
+        return self._extremes
 
     @cached_property
     def _successor_positions(self) -> list[list[int]]:
@@ -187,51 +199,94 @@ class DagConflicts:
             for p, ss in enumerate(succ):
                 for q in ss:
                     preds[q].append(p)
+            self._extreme_uses(cancel)
             done = _propagate(range(len(succ)), preds, self._last_uses, cancel)
             started = _propagate(range(len(succ) - 1, -1, -1), succ, self._first_uses, cancel)
             self._mask_parts = (done, started)
         return self._mask_parts
 
     def _chain_network(self, cancel: CancelToken) -> ChainNetwork:
-        """`precedes` as paths through two copies of the DAG, O(edges + buffers) arcs when each
-        buffer has one first and one last use.
+        """`precedes` as paths through two copies of the DAG: O(edges + buffers) arcs, plus a
+        few direct ones for buffers with several last and several first uses.
 
         Layer Z ("strictly after"): buffer a with one last use u exits to Z at u's successors; one
         with several exits at the earliest nodes all of them strictly reach. Buffer b with one
         first use v is entered from Z at v. Layer Y ("at or before"), only when some buffer has
         several first uses: a with one last use u exits to Y at u, and such a b is entered from
-        the latest nodes that strictly reach all its first uses. Buffers with several last and
-        several first uses are joined directly.
+        the latest nodes that strictly reach all its first uses. A buffer a with several last uses
+        is joined directly to each b with several first uses that is a minimal buffer above a
+        (every other buffer above a is reached through those minimal ones).
         """
         after, before = self._closure(cancel)
         succ = self._successor_positions
         nodes = len(succ)
-        first_uses, last_uses = self._first_uses, self._last_uses
-        single_first = [len(f) == 1 for f in first_uses]
-        several_first = [b for b, one in enumerate(single_first) if not one]
-        # Per such buffer, the nodes that strictly reach all its first uses (closed downwards).
-        meets = {b: _meet(before, first_uses[b]) for b in several_first}
+        first_uses, last_uses = self._extreme_uses(cancel)
+        several_first = [len(f) > 1 for f in first_uses]
         exits, entries, direct = [], [], []
+        above = self._buffers_above(cancel) if any(several_first) else None
         for a, lasts in enumerate(last_uses):
-            if not a & 1023:
+            if not a & 255:
                 cancel.report("lower bound", 0.5 * a / max(len(last_uses), 1))
             if len(lasts) == 1:
                 exits.extend((a, q) for q in succ[lasts[0]])
-                if several_first:
+                if above is not None:
                     exits.append((a, nodes + lasts[0]))
                 continue
             exits.extend((a, p) for p in _lowest_generators(_meet(after, lasts), after))
-            direct.extend((a, b) for b in several_first if all(meets[b] >> u & 1 for u in lasts))
+            if above is not None:
+                direct.extend((a, b) for b in above.minimal(a) if several_first[b])
         for b, firsts in enumerate(first_uses):
-            if single_first[b]:
+            if not b & 1023:
+                cancel.report("lower bound", 0.5 + 0.5 * b / max(len(first_uses), 1))
+            if not several_first[b]:
                 entries.append((firsts[0], b))
             else:
-                entries.extend((nodes + p, b) for p in _highest_generators(meets[b], before))
+                meet = _meet(before, firsts)  # the nodes strictly before all its first uses
+                entries.extend((nodes + p, b) for p in _highest_generators(meet, before))
         relay_arcs = [(p, q) for p, ss in enumerate(succ) for q in ss]
-        if several_first:
+        if above is not None:
             relay_arcs += [(nodes + p, nodes + q) for p, q in relay_arcs]
-        return ChainNetwork(list(self.graph.reserved), nodes * (2 if several_first else 1),
+        return ChainNetwork(list(self.graph.reserved), nodes * (1 if above is None else 2),
                             _pairs(relay_arcs), _pairs(exits), _pairs(entries), _pairs(direct))
+
+    def _buffers_above(self, cancel: CancelToken) -> "_BuffersAbove":
+        """Per node, the buffers all of whose uses it strictly reaches, as bitsets over buffers
+        ranked by first use (a linear extension of `precedes`)."""
+        rank = np.argsort(self._steps[0], kind="stable")
+        rank_of = np.empty(len(rank), dtype=np.int64)
+        rank_of[rank] = np.arange(len(rank))
+        succ = self._successor_positions
+        started = _propagate(range(len(succ) - 1, -1, -1), succ, self._first_uses, cancel,
+                             rank_of.tolist())
+        return _BuffersAbove(started, self._last_uses, rank.tolist(), cancel)
+
+
+class _BuffersAbove:
+    """The buffers that a buffer precedes, and the minimal ones among them."""
+
+    def __init__(self, started_after: list[int], last_uses: list[list[int]], by_rank: list[int],
+                 cancel: CancelToken):
+        self.started_after = started_after
+        self.last_uses = last_uses
+        self.by_rank = by_rank
+        self.cancel = cancel
+
+    def of(self, a: int) -> int:
+        """The buffers `a` precedes (bits = ranks): all their uses follow all of a's last uses."""
+        return _meet(self.started_after, self.last_uses[a])
+
+    def minimal(self, a: int) -> list[int]:
+        """The minimal buffers above `a`: the lowest-ranked one left is minimal (ranks extend the
+        order); drop it and everything above it, repeat."""
+        found = []
+        left = self.of(a)
+        while left > 0:
+            self.cancel.check()
+            r = (left & -left).bit_length() - 1
+            c = self.by_rank[r]
+            found.append(c)
+            left &= ~(self.of(c) | 1 << r)
+        return found
 
 
 def _meet(reach: list[int], nodes: list[int]) -> int:
@@ -277,8 +332,10 @@ def _pairs(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     return array[:, 0].copy(), array[:, 1].copy()
 
 
-def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken) -> list[int]:
-    """Per node v, the buffers whose every extreme use strictly precedes v along `inbound` edges.
+def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken,
+               bit_of: list[int] | None = None) -> list[int]:
+    """Per node v, the buffers whose every extreme use strictly precedes v along `inbound` edges
+    (buffer b is bit `bit_of[b]`, default b).
 
     A buffer with one extreme use enters the sets just past that use and flows on; one with k
     extreme uses is tracked in k rounds (round j follows its j-th extreme use) and kept only
@@ -286,25 +343,36 @@ def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken) -
     """
     n = len(inbound)
     rounds = max((len(e) for e in extremes), default=1)
+    bit_of = range(len(extremes)) if bit_of is None else bit_of
     result: list[int] | None = None
     for j in range(rounds):
-        entering = [0] * n
-        tracked = 0
+        entering: list[list[int]] = [[] for _ in range(n)]
+        tracked = []
         for b, ext in enumerate(extremes):
             if len(ext) > j:
-                entering[ext[j]] |= 1 << b
-                tracked |= 1 << b
+                entering[ext[j]].append(bit_of[b])
+                tracked.append(bit_of[b])
+        cancel.check()
+        entering_bits = [_bits(e) if e else 0 for e in entering]
         reached = [0] * n
         for count, v in enumerate(order):
             if not count & 1023:
                 cancel.report("conflict sets", (j + count / n) / rounds)
             bits = 0
             for p in inbound[v]:
-                bits |= reached[p] | entering[p]
+                bits |= reached[p] | entering_bits[p]
             reached[v] = bits
         if result is None:
             result = reached
         else:
-            untracked = ~tracked
+            untracked = ~_bits(tracked)
+            cancel.check()
             result = [r & (bits | untracked) for r, bits in zip(result, reached)]
     return result
+
+
+def _bits(indices: list[int]) -> int:
+    """The bitset of `indices`, in time linear in its width (not one shift-and-or per member)."""
+    flags = np.zeros(max(indices) + 1, dtype=bool)
+    flags[indices] = True
+    return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
