@@ -3,7 +3,7 @@
 When the DAG admits a single topological order (a chain), "every use of a strictly reaches every
 use of b" is "a's last step comes before b's first step": the model then works on intervals and
 never builds the closure. Otherwise it keeps strict reachability as bitsets over topological
-positions (O(nodes²) bits). See docs/semantics.md.
+positions (O(nodes²) bits). See docs/semantics.md §2.
 """
 
 from __future__ import annotations

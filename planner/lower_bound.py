@@ -3,7 +3,7 @@
 Two exact algorithms, chosen by the conflict model (`ConflictModel.lower_bound`; the public
 function is `planner.lower_bound`). Interval lifetimes: the peak of live bytes over the steps.
 A DAG: `precedes` is a strict partial order, so the conflict graph is its incomparability graph
-and the heaviest clique is the heaviest antichain (docs/semantics.md), found by a maximum flow
+and the heaviest clique is the heaviest antichain (docs/semantics.md §5), found by a max flow
 on a network with O(edges) arcs (`heaviest_antichain`).
 """
 

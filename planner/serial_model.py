@@ -1,6 +1,6 @@
 """Conflict model "serial": each buffer lives over an interval of one execution order.
 
-Only safe when the runtime enforces that order (docs/semantics.md). Works from schedule
+Only safe when the runtime enforces that order (docs/semantics.md §3). Works from schedule
 positions alone, never from the graph's transitive closure, so it scales to traces with millions
 of buffers.
 """

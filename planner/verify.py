@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .bitset import members
 from .conflict_model import conflict_model
 from .graph import Graph
+from .intervals import overlap_lists
 from .plan import Plan
 
 
@@ -50,11 +53,41 @@ def verify(graph: Graph, plan: Plan, conflicts=None) -> Verification:
     clobbered = []
     spans = {graph.buffer_index[p.name]: (p.offset, p.end) for p in plan.placements
              if p.name in graph.buffer_index}
-    for a, (lo, hi) in spans.items():
-        for b in members(model.conflict_mask(a)):
-            if b > a and b in spans and spans[b][0] < hi and lo < spans[b][1]:
-                pair = (graph.buffers[a].name, graph.buffers[b].name)
-                clobbered.append(pair)
-                problems.append(f"{pair[0]!r} and {pair[1]!r} conflict but share bytes "
-                                f"[{max(lo, spans[b][0]):,}, {min(hi, spans[b][1]):,})")
+    for a, b in _sharing_conflicts(model, spans):
+        (lo, hi), (other_lo, other_hi) = spans[a], spans[b]
+        pair = (graph.buffers[a].name, graph.buffers[b].name)
+        clobbered.append(pair)
+        problems.append(f"{pair[0]!r} and {pair[1]!r} conflict but share bytes "
+                        f"[{max(lo, other_lo):,}, {min(hi, other_hi):,})")
     return Verification(tuple(problems), tuple(clobbered))
+
+
+def _sharing_conflicts(model, spans: dict[int, tuple[int, int]]) -> list[tuple[int, int]]:
+    """Conflicting pairs (a, b), a < b, whose byte ranges overlap, by a's place in `spans`.
+
+    Interval models are checked pair by pair over their overlap lists, O(pairs); others through
+    each buffer's conflict bitset."""
+    if model.intervals is None:
+        return [(a, b) for a, (lo, hi) in spans.items() for b in members(model.conflict_mask(a))
+                if b > a and b in spans and spans[b][0] < hi and lo < spans[b][1]]
+    n = len(model.intervals[0])
+    starts, neighbours = overlap_lists(*model.intervals)
+    rows = np.repeat(np.arange(n), np.diff(starts))
+    keep = rows < neighbours
+    rows, cols = rows[keep], neighbours[keep]
+    placed = np.zeros(n, dtype=bool)
+    placed[list(spans)] = True
+    ends = [hi for _, hi in spans.values()]
+    # Offsets past 2**63 (sizes up to 2**64 - 1) compare as Python integers.
+    dtype = np.int64 if max(ends, default=0) < 2**63 else object
+    lo, hi = np.zeros(n, dtype=dtype), np.zeros(n, dtype=dtype)
+    for i, (start, end) in spans.items():
+        lo[i], hi[i] = start, end
+    both = placed[rows] & placed[cols]
+    rows, cols = rows[both], cols[both]
+    share = (lo[cols] < hi[rows]) & (lo[rows] < hi[cols])
+    rows, cols = rows[share], cols[share]
+    position = np.zeros(n, dtype=np.int64)
+    position[list(spans)] = np.arange(len(spans))
+    ranked = np.lexsort((cols, position[rows]))
+    return list(zip(rows[ranked].tolist(), cols[ranked].tolist()))

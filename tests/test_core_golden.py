@@ -1,4 +1,4 @@
-"""Every number of SPEC.md section 4, reproduced by the planner."""
+"""Every number of docs/semantics.md §4 (the worked example), reproduced by the planner."""
 
 import pytest
 

@@ -185,3 +185,20 @@ def test_cancelling_from_another_thread_stops_the_dag_model_quickly(work):
     stopped = time.perf_counter()
     timer.join()
     assert cancelled_at and stopped - cancelled_at[0] < 0.1, (stopped - began)
+
+
+@settings(max_examples=60, deadline=None)
+@given(graph=chain_graphs(), data=st.data())
+def test_verify_over_interval_lists_finds_every_conflicting_overlap(graph, data):
+    model = planner.conflict_model(graph, "serial")
+    n = len(graph.buffers)
+    offsets = data.draw(st.lists(st.integers(0, 8), min_size=n, max_size=n))
+    placements = tuple(planner.Placement(b.name, o * graph.alignment, b.bytes, r)
+                       for b, o, r in zip(graph.buffers, offsets, graph.reserved))
+    plan = planner.Plan(placements, (), max(p.end for p in placements), sum(graph.reserved),
+                        "given", "serial", graph.alignment)
+    expected = [(graph.buffers[a].name, graph.buffers[b].name)
+                for a, b in itertools.combinations(range(n), 2) if model.conflicts(a, b)
+                and placements[a].offset < placements[b].end
+                and placements[b].offset < placements[a].end]
+    assert list(planner.verify(graph, plan).clobbered) == expected

@@ -1,0 +1,159 @@
+"""How `slabscope plan FILE --json` (first fit and the lower bound) grows with the graph, beside a
+baseline checkout of the planner, each run as its own process.
+
+Run: .venv/bin/python bench/planner_scale.py [--baseline 3caa977] [--baseline-timeout 60]
+     [--only layered,chain-dag,chain-serial,csv] [--quick]
+
+For each kind of graph (a layered DAG whose lanes fork and join, dag model; a chain with a
+schedule under both models; MiniMalloc CSV rows, serial model) and size, it prints the wall time
+and peak resident memory of the whole process (the child's own rusage from `os.wait4`), the
+issue's goal where one exists, the same for the baseline (a `git worktree` of the baseline commit,
+made in a temporary folder and removed afterwards; run under a timeout and an address-space cap so
+old quadratic code cannot starve the machine), and the growth exponent log(t2/t1)/log(n2/n1)
+between consecutive sizes. Timings on a shared machine are noisy: read ratios, not digits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.chain import chain_graph_data, minimalloc_rows  # noqa: E402
+from bench.layered import layered_graph_data  # noqa: E402
+
+# kind -> (sizes, file suffix, extra plan arguments, {size: (goal seconds, goal GiB)})
+KINDS = {
+    "layered": ((1_000, 10_000, 30_000), ".json", [], {10_000: (2, 1), 30_000: (15, 3)}),
+    "chain-dag": ((1_000, 10_000, 30_000, 100_000), ".json", ["--conflicts", "dag"],
+                  {30_000: (5, 2)}),
+    "chain-serial": ((1_000, 10_000, 100_000), ".json", ["--conflicts", "serial"],
+                     {100_000: (5, 1)}),
+    "csv": ((1_000, 10_000, 100_000, 1_000_000), ".csv", [], {1_000_000: (15, 1.5)}),
+}
+QUICK_LIMIT = 10_000
+
+
+def write_graph(kind: str, size: int, folder: Path) -> Path:
+    """The generated graph file of `kind` with `size` nodes (rows for csv)."""
+    path = folder / f"{kind}_{size}{KINDS[kind][1]}"
+    if not path.exists():
+        if kind == "layered":
+            path.write_text(json.dumps(layered_graph_data(size, size)))
+        elif kind == "csv":
+            path.write_text(minimalloc_rows(size))
+        else:
+            path.write_text(json.dumps(chain_graph_data(size)))
+    return path
+
+
+def run_plan(tree: Path, path: Path, extra: list[str], timeout: float, memory_cap: int):
+    """(seconds, peak RSS in bytes, outcome) of `python -m app.cli plan path --json` in `tree`."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
+
+    began = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "app.cli", "plan", str(path), "--json", *extra],
+                             cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             preexec_fn=limit, env={**os.environ, "PYTHONPATH": str(tree)})
+    deadline = began + timeout
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            child.kill()
+            _, status, usage = os.wait4(child.pid, 0)
+            return time.perf_counter() - began, usage.ru_maxrss * 1024, "timeout"
+        time.sleep(0.02)
+    seconds = time.perf_counter() - began
+    code = os.waitstatus_to_exitcode(status)
+    error = child.stderr.read().decode(errors="replace").strip().splitlines()
+    outcome = "ok" if code == 0 else f"exit {code}: {error[-1][:60] if error else ''}"
+    return seconds, usage.ru_maxrss * 1024, outcome
+
+
+def exponent(rows: list[tuple[int, float | None]]) -> list[str]:
+    """Growth exponents between consecutive (size, seconds) rows ('' where unknown)."""
+    out = [""]
+    for (n1, t1), (n2, t2) in zip(rows, rows[1:]):
+        out.append(f"{math.log(t2 / t1) / math.log(n2 / n1):.2f}" if t1 and t2 else "")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="3caa977", help="commit to compare against "
+                                                                "('' for none)")
+    parser.add_argument("--baseline-timeout", type=float, default=60.0)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--memory-cap-gib", type=float, default=6.0)
+    parser.add_argument("--only", default=",".join(KINDS))
+    parser.add_argument("--quick", action="store_true", help=f"sizes up to {QUICK_LIMIT:,} only")
+    args = parser.parse_args()
+    cap = int(args.memory_cap_gib * 2**30)
+    with tempfile.TemporaryDirectory(prefix="planner_scale_") as scratch:
+        scratch = Path(scratch)
+        baseline = None
+        if args.baseline:
+            baseline = scratch / "baseline"
+            subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline],
+                           cwd=ROOT, check=True, capture_output=True)
+        try:
+            print(f"{'graph':<13} {'size':>9}  {'seconds':>8} {'peak MiB':>9} {'exp':>5}  "
+                  f"{'goal':>11}  {'baseline s':>10} {'MiB':>7} {'exp':>5}  {'ratio':>6}")
+            for kind in args.only.split(","):
+                sizes, _, extra, goals = KINDS[kind]
+                sizes = [s for s in sizes if not args.quick or s <= QUICK_LIMIT]
+                new_rows, old_rows, lines = [], [], []
+                for size in sizes:
+                    path = write_graph(kind, size, scratch)
+                    new = run_plan(ROOT, path, extra, args.timeout, cap)
+                    old = run_plan(baseline, path, extra, args.baseline_timeout, cap) \
+                        if baseline else None
+                    new_rows.append((size, new[0] if new[2] == "ok" else None))
+                    old_rows.append((size, old[0] if old and old[2] == "ok" else None))
+                    lines.append((size, new, old))
+                for (size, new, old), e_new, e_old in zip(lines, exponent(new_rows),
+                                                          exponent(old_rows)):
+                    goal = goals.get(size)
+                    goal_text = f"<{goal[0]}s/{goal[1]}G" if goal else ""
+                    shown = _shown(new)
+                    old_shown = _shown(old, args.baseline_timeout) if old else ("-", "-")
+                    ratio = f"{old[0] / new[0]:.1f}x" if old and old[2] == "ok" and new[2] == "ok" \
+                        else ""
+                    print(f"{kind:<13} {size:>9,}  {shown[0]:>8} {shown[1]:>9} {e_new:>5}  "
+                          f"{goal_text:>11}  {old_shown[0]:>10} {old_shown[1]:>7} {e_old:>5}  "
+                          f"{ratio:>6}")
+                    for label, result in (("new", new), ("baseline", old)):
+                        if result and result[2] not in ("ok", "timeout"):
+                            print(f"    {label}: {result[2]}")
+        finally:
+            if baseline is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT,
+                               capture_output=True)
+                shutil.rmtree(baseline, ignore_errors=True)
+
+
+def _shown(result, timeout: float | None = None) -> tuple[str, str]:
+    seconds, rss, outcome = result
+    if outcome == "timeout":
+        return f">{timeout or seconds:.0f}", f"{rss / 2**20:,.0f}"
+    if outcome != "ok":
+        return "failed", f"{rss / 2**20:,.0f}"
+    return f"{seconds:.2f}", f"{rss / 2**20:,.0f}"
+
+
+if __name__ == "__main__":
+    main()
