@@ -11,7 +11,7 @@ from .dag_model import DagConflicts
 from .errors import CapacityError, PlanError
 from .graph import Buffer, Graph, Node, align_up
 from .graph_file import default_conflicts, graph_from_dict, load
-from .lower_bound import LowerBound
+from .antichain import LowerBound
 from .plan import Placement, PlacementStep, Plan
 from .serial_model import SerialConflicts
 from .torch_snapshot import AllocatorTrace, load_snapshot

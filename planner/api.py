@@ -10,7 +10,7 @@ from .gc_pause import paused_collection
 from .input_limits import check_slab
 from .graph import Graph
 from .greedy import best_fit, first_fit, largest_first
-from .lower_bound import LowerBound
+from .antichain import LowerBound
 from .plan import Plan
 from .search import search
 

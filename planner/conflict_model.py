@@ -16,7 +16,7 @@ from .cancel import NEVER, CancelToken
 from .dag_model import DagConflicts
 from .errors import PlanError
 from .graph import Graph
-from .lower_bound import LowerBound
+from .antichain import LowerBound
 from .serial_model import SerialConflicts
 
 

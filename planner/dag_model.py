@@ -15,7 +15,7 @@ import numpy as np
 from .cancel import NEVER, CancelToken
 from .graph import Graph
 from .intervals import first_last, overlap_mask, overlap_pairs
-from .lower_bound import ChainNetwork, LowerBound, bound_of, heaviest_antichain, peak_live
+from .antichain import ChainNetwork, LowerBound, bound_of, heaviest_antichain, peak_live
 from .reachability import closure
 
 

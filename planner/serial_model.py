@@ -15,7 +15,7 @@ from .cancel import NEVER, CancelToken
 from .errors import PlanError
 from .graph import Graph
 from .intervals import first_last, overlap_mask, overlap_pairs
-from .lower_bound import LowerBound, bound_of, peak_live
+from .antichain import LowerBound, bound_of, peak_live
 
 
 def serial_schedule(graph: Graph) -> tuple[int, ...]:

@@ -1,7 +1,7 @@
 """The least slab any plan can have: the heaviest set of buffers that may all be live at once.
 
 Two exact algorithms, chosen by the conflict model (`ConflictModel.lower_bound`; the public
-function is `planner.lower_bound`). Interval lifetimes: the peak of live bytes over the steps.
+function is `planner.lower_bound`, in `api`). Interval lifetimes: the peak of live bytes over the steps.
 A DAG: `precedes` is a strict partial order, so the conflict graph is its incomparability graph
 and the heaviest clique is the heaviest antichain (docs/semantics.md §5), found by a max flow
 on a network with O(edges) arcs (`heaviest_antichain`).
