@@ -4,6 +4,7 @@ Pure Python, no Qt and no GPU: `load` (or `load_snapshot` for a PyTorch memory s
 `plan`, `lower_bound`, `verify`.
 """
 
+from .antichain import LowerBound
 from .api import ALGORITHMS, lower_bound, plan
 from .cancel import NEVER, Cancelled, CancelToken
 from .conflict_model import CONFLICT_MODELS, ConflictModel, conflict_model
@@ -11,7 +12,6 @@ from .dag_model import DagConflicts
 from .errors import CapacityError, PlanError
 from .graph import Buffer, Graph, Node, align_up
 from .graph_file import default_conflicts, graph_from_dict, load
-from .antichain import LowerBound
 from .plan import Placement, PlacementStep, Plan
 from .serial_model import SerialConflicts
 from .torch_snapshot import AllocatorTrace, load_snapshot

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
+from .antichain import LowerBound
 from .cancel import NEVER, CancelToken
 from .conflict_model import conflict_model
 from .errors import PlanError
 from .gc_pause import paused_collection
-from .input_limits import check_slab
 from .graph import Graph
 from .greedy import best_fit, first_fit, largest_first
-from .antichain import LowerBound
+from .input_limits import check_slab
 from .plan import Plan
 from .search import search
 

@@ -12,11 +12,11 @@ from typing import Protocol
 
 import numpy as np
 
+from .antichain import LowerBound
 from .cancel import NEVER, CancelToken
 from .dag_model import DagConflicts
 from .errors import PlanError
 from .graph import Graph
-from .antichain import LowerBound
 from .serial_model import SerialConflicts
 
 

@@ -12,10 +12,10 @@ from functools import cached_property
 
 import numpy as np
 
+from .antichain import ChainNetwork, LowerBound, bound_of, heaviest_antichain, peak_live
 from .cancel import NEVER, CancelToken
 from .graph import Graph
 from .intervals import first_last, overlap_mask, overlap_pairs
-from .antichain import ChainNetwork, LowerBound, bound_of, heaviest_antichain, peak_live
 from .reachability import closure
 
 

@@ -11,11 +11,11 @@ from functools import cached_property
 
 import numpy as np
 
+from .antichain import LowerBound, bound_of, peak_live
 from .cancel import NEVER, CancelToken
 from .errors import PlanError
 from .graph import Graph
 from .intervals import first_last, overlap_mask, overlap_pairs
-from .antichain import LowerBound, bound_of, peak_live
 
 
 def serial_schedule(graph: Graph) -> tuple[int, ...]:
