@@ -100,3 +100,4 @@ def test_unsaved_prompt_does_not_speak_of_a_session_never_saved(window, monkeypa
     window.session.set_order(["y", "t1"])
     assert not window.confirm_discard()
     assert "not saved in a session file" in asked[0] and "was saved" not in asked[0]
+    window.session.undo_stack.setClean()  # closing the window at teardown must not ask again
