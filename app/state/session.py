@@ -288,8 +288,10 @@ class Session:
         """The settings a plan depends on, as a dictionary key (`changed` overrides some)."""
         values = {"order": self.order, "algorithm": self.algorithm, "conflicts": self.conflicts,
                   "capacity": self.capacity, "budget": self.budget, **changed}
+        # Only search spends the budget; the other placers' plans do not depend on it.
+        budget = values["budget"] if values["algorithm"] == "search" else None
         return (values["order"], values["algorithm"], values["conflicts"], values["capacity"],
-                values["budget"])
+                budget)
 
     def _request_plan(self) -> None:
         """Show the kept plan for the current settings at once, or start making it."""

@@ -1,0 +1,156 @@
+"""Planning in the background: cancel, newest settings win, undo without waiting, the window's
+busy marks, and an event loop that keeps running while a search does."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtTest import QTest
+
+import planner
+from app.session import Session
+from app.state.planning_controller import PlanningController
+from app.window import MainWindow
+
+LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
+
+
+@pytest.fixture
+def trace(tmp_path):
+    """A MiniMalloc trace whose search does not reach the lower bound early."""
+    rnd = random.Random(1)
+    rows = ["id,lower,upper,size"]
+    for i in range(2000):
+        lower, size = rnd.randrange(0, 1000), rnd.randint(1, 1000) * 4096 + rnd.randint(0, 4095)
+        rows.append(f"{i},{lower},{lower + rnd.randint(1, 200)},{size}")
+    path = tmp_path / "trace.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def background(qtbot, trace):
+    """A session on `trace` (first fit, planned), with a PlanningController as its executor."""
+    controller = PlanningController()
+    session = Session()
+    session.set_graph(planner.load(trace), trace)
+    session.use_executor(controller)
+    submitted = []
+    submit = controller.submit
+    controller.submit = lambda task: (submitted.append(task), submit(task))
+    yield session, controller, submitted
+    controller.shutdown()
+
+
+def start_long_search(qtbot, session) -> None:
+    session.budget = LONG_BUDGET
+    session.set_algorithm("search")
+    assert session.busy is not None
+    qtbot.wait(200)  # let it get going on the worker
+
+
+def test_a_cancelled_search_stops(qtbot, background):
+    session, controller, _ = background
+    first_fit = session.plan
+    start_long_search(qtbot, session)
+    assert controller.running and session.plan is None
+    clock = time.perf_counter()
+    session.cancel()
+    qtbot.waitUntil(lambda: not controller.running, timeout=5000)
+    assert time.perf_counter() - clock < 2.0
+    assert session.busy is None and session.plan is None
+    assert session.shown_plan is first_fit and session.plan_stale
+
+
+def test_a_reorder_during_a_search_cancels_it_and_the_newest_settings_win(qtbot, background):
+    session, controller, submitted = background
+    start_long_search(qtbot, session)
+    arrived = []
+    session.sigPlanChanged.connect(lambda old, new: arrived.append(new))
+    session.budget = 0.2
+    newest = list(reversed(session.order))
+    clock = time.perf_counter()
+    session.set_order(newest)
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
+    assert time.perf_counter() - clock < LONG_BUDGET / 3
+    assert submitted[0].token.cancelled and not submitted[-1].token.cancelled
+    assert arrived == [session.plan]  # only the newest settings' plan reached the session
+    assert session.order == tuple(newest) and session.plan.algorithm.startswith("search")
+    assert planner.verify(session.graph, session.plan).ok
+
+
+def test_undo_and_redo_put_the_earlier_plans_back_at_once(qtbot, background):
+    session, controller, submitted = background
+    session.budget = 0.2
+    session.set_algorithm("search")
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
+    searched = session.plan
+    session.set_order(list(reversed(session.order)))
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
+    reordered, planned = session.plan, len(submitted)
+    session.undo_stack.undo()
+    assert session.plan is searched and session.busy is None  # no waiting, no worker
+    assert [p.offset for p in session.plan.placements] == [p.offset for p in searched.placements]
+    session.undo_stack.redo()
+    assert session.plan is reordered
+    assert len(submitted) == planned and not controller.running
+
+
+def test_the_event_loop_keeps_running_during_a_search(qtbot, background):
+    session, controller, _ = background
+    ticks, longest = QElapsedTimer(), [0]
+    timer = QTimer()
+    timer.setInterval(5)
+
+    def tick():
+        longest[0] = max(longest[0], ticks.restart())
+
+    timer.timeout.connect(tick)
+    ticks.start()
+    timer.start()
+    session.budget = 1.0
+    session.set_algorithm("search")
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
+    timer.stop()
+    assert longest[0] < 500  # ms; the bench measures it properly, on a quiet machine
+
+
+def test_the_window_says_what_runs_marks_busy_panels_and_escape_stops_it(qtbot, trace,
+                                                                       monkeypatch):
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    monkeypatch.setattr(window, "confirm_discard", lambda: True)  # closes without asking
+    window.show()
+    window.open_path(trace)
+    assert window.session.loading  # returned at once, the load is on its way
+    qtbot.waitUntil(lambda: window.session.plan is not None, timeout=10000)
+    assert not window.busy_overlays["slab"].isVisible()
+    window.session.budget = LONG_BUDGET
+    window.session.set_algorithm("search")
+    qtbot.wait(2 * 200 + 50)  # two ticks of the running count
+    status = window.busy_label.text()
+    assert status.startswith("Planning trace (search") and " s " in status
+    assert float(status.split("… ")[1].split(" s")[0]) > 0.3
+    assert window.busy_overlays["slab"].isVisible()
+    assert not window.busy_overlays["dag"].isVisible()  # the DAG waits for loads only
+    assert "(planning…)" in window.windowTitle()
+    assert window.cancel_action.isEnabled()
+    QTest.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not window.planning.running, timeout=5000)
+    assert window.busy_label.text() == "" and not window.busy_overlays["slab"].isVisible()
+    assert "(plan out of date)" in window.windowTitle()
+    assert "out of date" in window.summary_text()
+    window.session.undo_stack.undo()  # first fit again, kept
+    assert window.session.plan is not None and "out of date" not in window.windowTitle()
+
+
+def test_warm_up_runs_on_the_worker(qtbot):
+    controller = PlanningController()
+    clock = time.perf_counter()
+    controller.warm_up()
+    assert time.perf_counter() - clock < 0.1 and controller.running
+    qtbot.waitUntil(lambda: not controller.running, timeout=60000)
+    controller.shutdown()
