@@ -8,7 +8,7 @@ docs/semantics.md for the definitions.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from .graph import Graph
 from .serial_model import SerialConflicts
 
 
+@runtime_checkable
 class ConflictModel(Protocol):
     """The interface both conflict models implement (buffers are indices into `graph.buffers`)."""
 

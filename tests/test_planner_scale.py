@@ -202,3 +202,13 @@ def test_verify_over_interval_lists_finds_every_conflicting_overlap(graph, data)
                 and placements[a].offset < placements[b].end
                 and placements[b].offset < placements[a].end]
     assert list(planner.verify(graph, plan).clobbered) == expected
+
+
+def test_both_models_implement_the_conflict_model_protocol():
+    graph = planner.load("app/example_graphs/diamond.json")
+    for name in planner.CONFLICT_MODELS:
+        model = planner.conflict_model(graph, name)
+        assert isinstance(model, planner.ConflictModel) and model.name == name
+        first, last = model.use_steps()
+        assert len(first) == len(last) == len(graph.buffers) and (first <= last).all()
+        assert model.lower_bound().conflicts == name
