@@ -70,6 +70,23 @@ def test_export_refuses_sizes_it_cannot_draw(tmp_path, capsys, extra, message):
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.parametrize("target, message", [
+    ("folder", "cannot write PNG {}: a folder"),
+    ("missing/x.png", "cannot write PNG {}: no folder"),
+])
+def test_export_refuses_targets_it_cannot_write_in_one_line(tmp_path, capsys, target, message):
+    (tmp_path / "folder").mkdir()
+    path = tmp_path / target
+    assert main(["export", str(RELU_UNFUSED), "--png", str(path)]) == 2
+    assert message.format(path) in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_export_to_a_device_is_refused_before_libpng_speaks(capsys):
+    assert main(["export", str(RELU_UNFUSED), "--png", "/dev/full"]) == 2
+    assert "not a regular file" in one_line(capsys.readouterr().err)
+
+
 @pytest.mark.parametrize("view", ["slab", "map", "dag", "window"])
 def test_export_draws_buffers_past_int64(qapp, tmp_path, capsys, view):
     trace = tmp_path / "huge.csv"

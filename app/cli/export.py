@@ -4,6 +4,7 @@ display needed. The timeline shows a run, so `--view timeline` needs `--run`."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import planner
 
@@ -54,6 +55,20 @@ def _check_size(args) -> None:
                                     f"{MAX_PIXELS_PER_SIDE:,} pixels")
 
 
+def _check_targets(args) -> None:
+    """A PlanError unless each output can be a regular file in an existing folder: Qt and libpng
+    would otherwise print several lines of their own before failing (a folder, /dev/full)."""
+    for kind, target in (("PNG", args.png), ("SVG", args.svg)):
+        if target is None:
+            continue
+        path = Path(target)
+        if path.exists() and not path.is_file():
+            what = "a folder" if path.is_dir() else "not a regular file"
+            raise planner.PlanError(f"cannot write {kind} {path}: {what}")
+        if not path.parent.is_dir():
+            raise planner.PlanError(f"cannot write {kind} {path}: no folder {path.parent}")
+
+
 def run(args) -> int:
     """Plan the file, draw the chosen view offscreen and write the PNG and/or SVG; errors raise
     PlanError."""
@@ -66,6 +81,7 @@ def run(args) -> int:
     order = split_order(args.order)
     conflicts = conflicts_for(args, graph)
     _check_size(args)
+    _check_targets(args)
     if args.run:
         from gpu.binding import check_executable
 
@@ -74,8 +90,6 @@ def run(args) -> int:
     def plan_here() -> planner.Plan:
         return planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
                             conflicts=conflicts, budget=args.budget, **search_options(args))
-
-    from pathlib import Path
 
     from PySide6.QtCore import QSize
     from PySide6.QtGui import QImageReader
