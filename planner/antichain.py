@@ -1,7 +1,7 @@
 """The least slab any plan can have: the heaviest set of buffers that may all be live at once.
 
 Two exact algorithms, chosen by the conflict model (`ConflictModel.lower_bound`; the public
-function is `planner.lower_bound`, in `api`). Interval lifetimes: the peak of live bytes over the steps.
+function is `planner.lower_bound`, in `api`). Interval lifetimes: the peak of live bytes.
 A DAG: `precedes` is a strict partial order, so the conflict graph is its incomparability graph
 and the heaviest clique is the heaviest antichain (docs/semantics.md §5), found by a max flow
 on a network with O(edges) arcs (`heaviest_antichain`).
@@ -145,7 +145,8 @@ def _source_side_networkx(vertices: int, weighted, units, unbounded) -> np.ndarr
     network.add_nodes_from(range(vertices))
     for s, d, c in zip(weighted[0].tolist(), weighted[1].tolist(), units + units):
         network.add_edge(s, d, capacity=c)
-    network.add_edges_from(zip(unbounded[0].tolist(), unbounded[1].tolist()))  # no capacity: infinite
+    # Arcs without a capacity are unbounded in networkx.
+    network.add_edges_from(zip(unbounded[0].tolist(), unbounded[1].tolist()))
     _, (reached, _) = nx.minimum_cut(network, 0, 1)
     side = np.zeros(vertices, dtype=bool)
     side[list(reached)] = True

@@ -68,7 +68,8 @@ CONFLICT_MODELS: dict[str, type] = {"dag": DagConflicts, "serial": SerialConflic
 def conflict_model(graph: Graph, name: str = "dag") -> ConflictModel:
     """The conflict model `name` over `graph` (built once per graph object, then cached on it)."""
     if name not in CONFLICT_MODELS:
-        raise PlanError(f"unknown conflict model {name!r}; choose from {', '.join(CONFLICT_MODELS)}")
+        raise PlanError(f"unknown conflict model {name!r}; "
+                        f"choose from {', '.join(CONFLICT_MODELS)}")
     cache = graph.__dict__.setdefault("_conflict_models", {})
     if name not in cache:
         cache[name] = CONFLICT_MODELS[name](graph)

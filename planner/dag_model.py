@@ -1,4 +1,4 @@
-"""Conflict model "dag" (Luminal's `plan_slab`): buffers may share bytes only when the DAG orders them.
+"""Conflict model "dag" (Luminal's `plan_slab`): buffers share bytes only when the DAG orders them.
 
 When the DAG admits a single topological order (a chain), "every use of a strictly reaches every
 use of b" is "a's last step comes before b's first step": the model then works on intervals and

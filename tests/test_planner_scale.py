@@ -49,7 +49,8 @@ def test_dag_model_on_a_chain_is_intervals_and_matches_reachability(graph):
     for a, b in itertools.product(range(n), repeat=2):
         assert model.precedes(a, b) == plain_precedes(reach, graph.buffers[a], graph.buffers[b])
     for a in range(n):
-        assert set(members(model.conflict_mask(a))) == {b for b in range(n) if model.conflicts(a, b)}
+        expected = {b for b in range(n) if model.conflicts(a, b)}
+        assert set(members(model.conflict_mask(a))) == expected
     assert model.lower_bound().bytes == brute_force_clique(graph, model)
     assert "reachability" not in graph.__dict__
 
