@@ -123,19 +123,17 @@ def _object(pairs: list) -> dict:
 
 
 def _deepest(data) -> int:
-    """How deep lists and objects nest in `data` (a scalar is depth 0), without recursion."""
-    deepest, stack = 0, [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            value = value.values()
-        elif not isinstance(value, list):
-            continue
-        deepest = max(deepest, depth)
-        if depth > NESTING_LIMIT:
-            break
-        stack.extend((v, depth + 1) for v in value if isinstance(v, (list, dict)))
-    return deepest
+    """How deep lists and objects nest in `data` (a scalar is depth 0), level by level without
+    recursion, stopping once past `NESTING_LIMIT`."""
+    level = [data] if isinstance(data, (list, dict)) else []
+    depth = 0
+    while level and depth <= NESTING_LIMIT:
+        depth += 1
+        children: list = []
+        for value in level:
+            children.extend(value.values() if type(value) is dict else value)
+        level = [c for c in children if type(c) is dict or type(c) is list]
+    return depth
 
 
 def parse_json(text: str, where: str):
@@ -190,6 +188,8 @@ def shape_elements(shape, what: str) -> int:
         raise PlanError(f"{what}: shape entries must be integers")
     if any(d < 0 for d in shape):
         raise PlanError(f"{what}: shape {list(shape)} has a negative dimension")
+    if any(d > SIZE_LIMIT for d in shape):  # even beside a zero, which makes the product 0
+        raise PlanError(f"{what}: a dimension exceeds {SIZE_LIMIT}")
     count = 1
     for d in shape:
         count *= d
