@@ -41,18 +41,20 @@ class RequestListModel(QAbstractListModel):
         super().__init__(parent)
         self.session = session
         self._names: tuple[str, ...] = ()
-        session.sigGraphChanged.connect(self._sync)
+        session.sigGraphChanged.connect(self._reset)
         session.sigSettingsChanged.connect(self._sync)
-        self._sync()
+        self._reset()
+
+    def _reset(self) -> None:
+        """Another graph: all rows are new."""
+        self.beginResetModel()
+        self._names = self.session.order
+        self.endResetModel()
 
     def _sync(self) -> None:
+        """The same graph's requests in a new order: move the rows that moved."""
         new = self.session.order
         if new == self._names:
-            return
-        if len(new) != len(self._names) or set(new) != set(self._names):
-            self.beginResetModel()  # another graph
-            self._names = new
-            self.endResetModel()
             return
         moves = block_moves(self._names, new, MAX_ROW_MOVES)
         if moves is None:
@@ -258,6 +260,9 @@ class RequestList(QWidget):
         self.view.itemDelegate().outlines = PointerOutlines(session, self.view.viewport().update)
         session.selection_model.sigReveal.connect(self.reveal)
         self.view.setUniformItemSizes(True)
+        # Lay out long lists a batch per event-loop turn, so 60,000 rows never freeze the window.
+        self.view.setLayoutMode(QListView.LayoutMode.Batched)
+        self.view.setBatchSize(2000)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.view.setDefaultDropAction(Qt.DropAction.MoveAction)
