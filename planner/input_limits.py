@@ -87,6 +87,9 @@ def read_bytes(path, limit: int = TEXT_BYTES_LIMIT) -> bytes:
 def read_text(path, limit: int = TEXT_BYTES_LIMIT) -> str:
     """The regular file at `path` as UTF-8 text (a leading byte-order mark dropped)."""
     data = read_bytes(path, limit)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise PlanError(f"{path}: UTF-16 text (it starts with a UTF-16 byte-order mark); "
+                        f"save it as UTF-8")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -133,6 +133,14 @@ def test_fifos_devices_and_folders_are_refused_before_reading(tmp_path, suffix):
         assert "a device, not a regular file" in one_line_error(device)
 
 
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_utf16_text_is_named_as_such(tmp_path, suffix):
+    path = tmp_path / f"g{suffix}"
+    path.write_text('{"nodes": []}' if suffix == ".json" else "id,lower,upper,size\n",
+                    encoding="utf-16")
+    assert "UTF-16 text" in one_line_error(path)
+
+
 def test_files_over_the_size_cap_are_refused_before_reading(tmp_path):
     path = graph_file(tmp_path, "x" * 11)
     assert read_bytes(path, limit=11) == b"x" * 11

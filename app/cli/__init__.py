@@ -92,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             code = module.run(args)
             sys.stdout.flush()  # a write error surfaces here, not at interpreter exit
             return code
+        except KeyboardInterrupt:  # Ctrl+C: stop without a traceback, as shells expect
+            _discard_stdout()
+            return 130
         except BrokenPipeError:
             # The reader stopped early (`| head`): what it wanted, it got.
             _discard_stdout()
