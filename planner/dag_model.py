@@ -243,11 +243,17 @@ class DagConflicts:
             else:
                 meet = _meet(before, firsts)  # the nodes strictly before all its first uses
                 entries.extend((nodes + p, b) for p in _highest_generators(meet, before))
-        relay_arcs = [(p, q) for p, ss in enumerate(succ) for q in ss]
-        if above is not None:
-            relay_arcs += [(nodes + p, nodes + q) for p, q in relay_arcs]
-        return ChainNetwork(list(self.graph.reserved), nodes * (1 if above is None else 2),
-                            _pairs(relay_arcs), _pairs(exits), _pairs(entries), _pairs(direct))
+        cancel.check()
+        degree = np.fromiter(map(len, succ), dtype=np.int64, count=nodes)
+        relay_arcs = (np.repeat(np.arange(nodes), degree),
+                      np.fromiter((q for ss in succ for q in ss), np.int64, int(degree.sum())))
+        if above is not None:  # the same arcs again in layer Y
+            relay_arcs = tuple(np.concatenate([ends, nodes + ends]) for ends in relay_arcs)
+        cancel.check()
+        network = ChainNetwork(list(self.graph.reserved), nodes * (1 if above is None else 2),
+                               relay_arcs, _pairs(exits), _pairs(entries), _pairs(direct))
+        cancel.check()
+        return network
 
     def _buffers_above(self, cancel: CancelToken) -> "_BuffersAbove":
         """Per node, the buffers all of whose uses it strictly reaches, as bitsets over buffers
@@ -352,8 +358,12 @@ def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken,
             if len(ext) > j:
                 entering[ext[j]].append(bit_of[b])
                 tracked.append(bit_of[b])
-        cancel.check()
-        entering_bits = [_bits(e) if e else 0 for e in entering]
+        entering_bits = [0] * n
+        for v, members_ in enumerate(entering):
+            if not v & 1023:
+                cancel.check()
+            if members_:
+                entering_bits[v] = _bits(members_)
         reached = [0] * n
         for count, v in enumerate(order):
             if not count & 1023:
@@ -372,7 +382,13 @@ def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken,
 
 
 def _bits(indices: list[int]) -> int:
-    """The bitset of `indices`, in time linear in its width (not one shift-and-or per member)."""
+    """The bitset of `indices`: shifts for a few, else one pass over its width (not one
+    shift-and-or of a growing integer per member)."""
+    if len(indices) <= 32:
+        bits = 0
+        for i in indices:
+            bits |= 1 << i
+        return bits
     flags = np.zeros(max(indices) + 1, dtype=bool)
     flags[indices] = True
     return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")

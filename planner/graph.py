@@ -83,7 +83,18 @@ class Graph:
     @cached_property
     def reserved(self) -> tuple[int, ...]:
         """Each buffer's bytes rounded up to the alignment, by buffer index."""
-        return tuple(align_up(buf.bytes, self.alignment) for buf in self.buffers)
+        unit = self.alignment
+        reserved = tuple([max(-(-buf.bytes // unit) * unit, unit) for buf in self.buffers])
+        if reserved and max(reserved) > SIZE_LIMIT:
+            align_up(max(buf.bytes for buf in self.buffers), unit)  # raises, naming the size
+        return reserved
+
+    @cached_property
+    def edge_array(self) -> np.ndarray:
+        """The edges as an (edges, 2) int64 array of node indices (source, destination)."""
+        index = self.node_index
+        return np.fromiter((index[end] for edge in self.edges for end in edge), dtype=np.int64,
+                           count=2 * len(self.edges)).reshape(-1, 2)
 
     @cached_property
     def successors(self) -> tuple[tuple[int, ...], ...]:

@@ -8,6 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
+import numpy as np
+
 from .cancel import NEVER, CancelToken
 from .errors import PlanError
 from .gc_pause import paused_collection
@@ -84,13 +86,16 @@ def default_conflicts(graph: Graph) -> str:
     if schedule is None or len(schedule) != len(graph.nodes) or \
             len(graph.edges) != max(len(schedule) - 1, 0):
         return "dag"
-    step = {name: i for i, name in enumerate(schedule)}
-    # n - 1 edges, each from one step to the next and no two from the same step: the chain.
-    if len(step) != len(schedule) or len({step.get(src) for src, _ in graph.edges}) != \
-            len(graph.edges) or not all(dst in step and src in step and step[dst] == step[src] + 1
-                                        for src, dst in graph.edges):
+    index = graph.node_index
+    if not all(name in index for name in schedule):
         return "dag"
-    return "serial"
+    step = np.full(len(schedule), -1, dtype=np.int64)
+    step[[index[name] for name in schedule]] = np.arange(len(schedule))
+    ends = graph.edge_array
+    # Every node once, and n - 1 edges each from one step to the next, no two from one step.
+    chain = (step >= 0).all() and (step[ends[:, 1]] == step[ends[:, 0]] + 1).all() and \
+        len(np.unique(ends[:, 0])) == len(ends)
+    return "serial" if chain else "dag"
 
 
 def _expect(value, kind, what: str):

@@ -57,8 +57,7 @@ def _valid_schedule(graph: Graph) -> tuple[int, ...] | None:
     position[steps] = np.arange(len(steps))
     if (position < 0).any():  # as long as the node list, so a repeat leaves a node out
         return None
-    ends = np.fromiter((index[end] for edge in graph.edges for end in edge), dtype=np.int64,
-                       count=2 * len(graph.edges)).reshape(-1, 2)
+    ends = graph.edge_array
     if (position[ends[:, 0]] > position[ends[:, 1]]).any():
         return None
     return tuple(steps)

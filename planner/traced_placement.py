@@ -102,7 +102,7 @@ def place(graph: Graph, conflicts, order: tuple[int, ...], *, fit: str = "first"
     occupancy = _Occupancy()
     placements, steps = [], []
     for request, i in enumerate(order):
-        if not request & 255:
+        if not request & 63:
             cancel.report("placement", request / len(order))
         size = reserved[i]
         blocking = placed.conflicting(i)
