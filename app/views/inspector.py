@@ -172,8 +172,10 @@ class Inspector(QWidget):
         self.proxy.setSortRole(SORT_ROLE)
         self.table = QTableView(self)
         self.table.setModel(self.proxy)
+        # File order until a header is clicked: with no sort column set first, enabling sorting
+        # does not sort (on Y_1 that was 1.8 million data() calls).
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # file order until a header is clicked
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.verticalHeader().setVisible(False)
