@@ -51,9 +51,6 @@ class LiveBytesView(QWidget):
         plot.showGrid(y=True, alpha=0.15)
         plot.setClipToView(True)
         plot.setDownsampling(auto=True, mode="peak")  # 70,000 steps draw as fast as 1,000
-        # Bottom right: the curve's tail is low there, the marks and the peak are high up.
-        self.legend = plot.addLegend(offset=(-10, -10), labelTextColor="#222222",
-                                     brush=pg.mkBrush(255, 255, 255, 220))
         self.view_box = plot.getViewBox()
         self.view_box.setMouseEnabled(x=True, y=False)
         plot.scene().sigMouseMoved.connect(self._pointer_moved)
@@ -70,7 +67,6 @@ class LiveBytesView(QWidget):
         """Draw the curve of the session's graph and the marks of its plan."""
         plot = self.plot_widget.getPlotItem()
         plot.clear()
-        self.legend.clear()
         graph = self.session.graph
         if graph is None:
             self.curve, self._curve_graph = None, None
@@ -116,13 +112,16 @@ class LiveBytesView(QWidget):
 
     def _summary_html(self, curve: LiveBytes, plan, trace) -> str:
         step = curve.step_names[curve.peak_step] if curve.step_names else "-"
+        # The summary is the key to the curves' colours: a legend inside would cover the curve.
         parts = [f"<b>{len(curve.bytes):,} steps</b> &nbsp; "
-                 f"<b style='color:{BOUND_COLOR.name()}'>peak live</b> {curve.peak:,} B "
+                 f"<b style='color:{LIVE_COLOR.name()}'>live bytes</b> of the planned buffers, "
+                 f"<b style='color:{BOUND_COLOR.name()}'>peak</b> {curve.peak:,} B "
                  f"({format_bytes(curve.peak)}) at step {curve.peak_step:,} ({step}), "
                  "the least slab any plan can have"]
         if plan is not None:
             over = plan.slab_bytes / curve.peak - 1 if curve.peak else 0.0
-            parts.append(f"<b style='color:{SLAB_COLOR.name()}'>slab</b> {plan.slab_bytes:,} B "
+            parts.append(f"<b style='color:{SLAB_COLOR.name()}'>slab of the plan</b> "
+                         f"{plan.slab_bytes:,} B "
                          f"({format_bytes(plan.slab_bytes)}), {over:.1%} above it")
         if trace is not None:
             parts.append(f"<b style='color:{RESERVED_COLOR.name()}'>PyTorch reserved</b> peak "
