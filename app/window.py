@@ -104,7 +104,7 @@ class MainWindow(QMainWindow):
         # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
         self.busy_overlays = {name: BusyOverlay(self.docks[name].widget())
                               for name in ("slab", "lifetime", "inspector")}
-        self.busy_overlays["dag"] = BusyOverlay(self.dag_view)
+        self.busy_overlays["graph"] = BusyOverlay(self.graph_panel)
         self.busy_label = QLabel(self)
         self.statusBar().addPermanentWidget(self.busy_label)
         self.busy_timer = QTimer(self)
@@ -124,6 +124,7 @@ class MainWindow(QMainWindow):
         session.sigGraphChanged.connect(self._sync_plan_menu)
         session.sigError.connect(self._remember_error)
         session.sigBusyChanged.connect(self._busy_changed)
+        session.sigPlanChanged.connect(self._show_marks)
         session.sigOpened.connect(self.opened)
         session.sigOpenFailed.connect(self._open_failed)
         self._update_title()
@@ -466,19 +467,33 @@ class MainWindow(QMainWindow):
             self.session.use_executor(None)
 
     def _busy_changed(self, label: str | None) -> None:
-        """Start or stop the status bar's running count and the busy panels' marks."""
+        """Start or stop the status bar's running count; mark the panels that wait."""
         busy = label is not None
         self.cancel_action.setEnabled(busy)
-        for name, overlay in self.busy_overlays.items():
-            # The DAG depends on the graph only: it waits for loads, never for plans.
-            waits = busy and (self.session.loading or name != "dag")
-            overlay.set_busy(label if waits else None, stale=self.session.plan_stale)
         if busy:
             self.busy_timer.start()
         else:
             self.busy_timer.stop()
         self._show_busy()
+        self._show_marks()
+
+    def _show_marks(self, *_) -> None:
+        """Veil the panels whose content is being made, or is out of date, and say so in the
+        title and summary."""
+        session = self.session
+        if session.busy is not None and session.loading:
+            text = f"{session.busy}…"
+        elif session.busy is not None:
+            text = "Planning… the earlier plan is shown" if session.plan_stale else "Planning…"
+        elif session.plan_stale:
+            text = "Out of date: planning was cancelled"
+        else:
+            text = None
+        for name, overlay in self.busy_overlays.items():
+            # The graph panel depends on the graph only: it waits for loads, never for plans.
+            overlay.set_text(text if name != "graph" or session.loading else None)
         self._update_title()
+        self._update_summary()
 
     def _show_busy(self) -> None:
         session = self.session

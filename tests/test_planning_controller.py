@@ -135,16 +135,19 @@ def test_the_window_says_what_runs_marks_busy_panels_and_escape_stops_it(qtbot, 
     assert status.startswith("Planning trace (search") and " s " in status
     assert float(status.split("… ")[1].split(" s")[0]) > 0.3
     assert window.busy_overlays["slab"].isVisible()
-    assert not window.busy_overlays["dag"].isVisible()  # the DAG waits for loads only
+    assert window.busy_overlays["slab"].text == "Planning… the earlier plan is shown"
+    assert not window.busy_overlays["graph"].isVisible()  # the graph waits for loads only
     assert "(planning…)" in window.windowTitle()
     assert window.cancel_action.isEnabled()
     QTest.keyClick(window, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not window.planning.running, timeout=5000)
-    assert window.busy_label.text() == "" and not window.busy_overlays["slab"].isVisible()
+    assert window.busy_label.text() == ""
+    assert window.busy_overlays["slab"].text == "Out of date: planning was cancelled"
     assert "(plan out of date)" in window.windowTitle()
     assert "out of date" in window.summary_text()
     window.session.undo_stack.undo()  # first fit again, kept
     assert window.session.plan is not None and "out of date" not in window.windowTitle()
+    assert not window.busy_overlays["slab"].isVisible()
 
 
 def test_warm_up_runs_on_the_worker(qtbot):

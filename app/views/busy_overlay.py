@@ -9,12 +9,12 @@ from PySide6.QtCore import QEvent, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QWidget
 
-VEIL = QColor(255, 255, 255, 120)
+VEIL = QColor(255, 255, 255, 150)
 BADGE = QColor(40, 40, 40, 215)
 
 
 class BusyOverlay(QWidget):
-    """Covers `panel` while `set_busy(text)` has a text; hidden after `set_busy(None)`."""
+    """Covers `panel` while `set_text(text)` has a text; hidden after `set_text(None)`."""
 
     def __init__(self, panel: QWidget):
         super().__init__(panel)
@@ -24,12 +24,12 @@ class BusyOverlay(QWidget):
         panel.installEventFilter(self)
         self.hide()
 
-    def set_busy(self, text: str | None, stale: bool = False) -> None:
-        """Show `text` (with "showing the earlier plan" when `stale`), or hide on None."""
+    def set_text(self, text: str | None) -> None:
+        """Show the veil with `text` in a badge, or hide it on None."""
         if text is None:
             self.hide()
             return
-        self.text = f"{text}…" + ("  (showing the earlier plan)" if stale else "")
+        self.text = text
         self.setGeometry(self.parentWidget().rect())
         self.raise_()
         self.show()
