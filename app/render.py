@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSize, Qt, qInstallMessageHandler
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QCoreApplication, QPoint, QSize, Qt, qInstallMessageHandler
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
 
 from app.views.png_export import render_png, render_svg
 from planner import PlanError
 
 VIEWS = ("slab", "map", "dag", "timeline", "window")
+LAYOUT_WAIT_S = 5.0  # the longest an export waits for item views to lay out their rows
 DEFAULT_SIZES = {"slab": QSize(1200, 420), "map": QSize(1200, 700), "dag": QSize(1000, 900),
                  "timeline": QSize(1200, 500), "window": QSize(1600, 1000)}
 
@@ -66,6 +68,15 @@ def _settle(widget: QWidget) -> None:
     app = QCoreApplication.instance()
     for _ in range(3):
         app.processEvents()
+    # Item views lay out long lists in batches on later timer ticks; a picture must not catch
+    # one before its first rows are laid out, which draws no rows at all.
+    deadline = time.monotonic() + LAYOUT_WAIT_S
+    for view in widget.findChildren(QAbstractItemView):
+        model = view.model()
+        while (model is not None and model.rowCount() and view.isVisible()
+               and not view.indexAt(QPoint(1, 1)).isValid() and time.monotonic() < deadline):
+            app.processEvents()
+            time.sleep(0.005)
     tween = getattr(widget, "tween", None)
     if tween is not None:
         tween.finish()
