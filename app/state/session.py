@@ -9,7 +9,7 @@ the GUI thread, so every slot below runs there.
 While a plan is being made, `plan` is None, `busy` says what is running and `shown_plan` is
 the plan that was on screen before, which views keep drawing, marked out of date
 (`plan_stale`). Every plan made is kept by the settings it was made for, so undo and redo put
-the exact earlier plan back at once instead of planning again.
+the exact earlier plan back at once instead of planning again (docs/semantics.md §7).
 """
 
 from __future__ import annotations
