@@ -8,7 +8,7 @@ from .cancel import NEVER, CancelToken
 from .conflict_model import conflict_model
 from .errors import PlanError
 from .gc_pause import paused_collection
-from .graph import Graph
+from .graph import SIZE_LIMIT, Graph
 from .greedy import best_fit, first_fit, largest_first
 from .input_limits import check_slab
 from .plan import Plan
@@ -40,6 +40,8 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
         raise PlanError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     if capacity is not None and capacity < 0:
         raise PlanError(f"capacity must be non-negative, got {capacity}")
+    if capacity is not None and capacity > SIZE_LIMIT:
+        raise PlanError(f"capacity {capacity} exceeds the 64-bit offset limit {SIZE_LIMIT}")
     if not 0 <= budget < float("inf"):  # NaN fails both comparisons; neither would ever stop
         raise PlanError(f"budget must be a finite number of seconds >= 0, got {budget}")
     if iterations is not None and iterations < 0:

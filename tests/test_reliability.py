@@ -236,6 +236,11 @@ def test_sizes_too_big_for_the_int64_kernels_are_placed_exactly(tmp_path):
     assert result.slab_bytes == planner.lower_bound(graph, "serial").bytes == 2_001 * 2**52
 
 
+def test_a_capacity_past_64_bits_is_refused():
+    with pytest.raises(planner.PlanError, match="capacity 18446744073709551616 exceeds"):
+        planner.plan(planner.load(RELU_UNFUSED), capacity=2**64)
+
+
 @pytest.mark.parametrize("budget", [math.nan, math.inf, -1.0])
 def test_a_budget_that_never_ends_is_refused(budget):
     with pytest.raises(planner.PlanError, match="budget must be a finite number"):
