@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QPoint, QSize, Qt, qInstallMessageHandler
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
 from app.views.png_export import render_png, render_svg
 from planner import PlanError
@@ -72,6 +72,8 @@ def _settle(widget: QWidget) -> None:
     # one before its first rows are laid out, which draws no rows at all.
     deadline = time.monotonic() + LAYOUT_WAIT_S
     for view in widget.findChildren(QAbstractItemView):
+        if isinstance(view, QHeaderView):
+            continue  # a header has no rows of its own to wait for
         model = view.model()
         while (model is not None and model.rowCount() and view.isVisible()
                and not view.indexAt(QPoint(1, 1)).isValid() and time.monotonic() < deadline):
