@@ -112,6 +112,7 @@ def load_snapshot(path, device: int | None = None) -> Graph:
 
 
 def _load(path: Path, device: int | None) -> Graph:
+    """`load_snapshot`'s work: pick the device, then read its trace against its segments."""
     data = read_snapshot(path)
     traces = data.get("device_traces")
     if not isinstance(traces, list) or not any(isinstance(t, list) and t for t in traces):
