@@ -135,8 +135,10 @@ class SlabView(QWidget):
         plot.addItem(self.layer)
         self.slab_end = pg.InfiniteLine(angle=90, movable=False,
                                         pen=pg.mkPen("#444444", width=1, style=Qt.PenStyle.DashLine),
-                                        label="slab end", labelOpts={"position": 0.96,
-                                                                     "color": "#444444"})
+                                        label="slab end",
+                                        # Left of the line, hanging below the top: never clipped.
+                                        labelOpts={"position": 0.98, "color": "#444444",
+                                                   "anchors": [(1.05, 0), (1.05, 0)]})
         plot.addItem(self.slab_end, ignoreBounds=True)
         # Names the request being placed even when its box is a sliver at this zoom.
         self.landing_label = pg.TextItem(color="#111111", anchor=(0.5, 1.0))
