@@ -21,6 +21,7 @@ import math
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help=f"sizes up to {QUICK_LIMIT:,} only")
     args = parser.parse_args()
     cap = int(args.memory_cap_gib * 2**30)
+    # A terminated run still removes its baseline worktree (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     with tempfile.TemporaryDirectory(prefix="planner_scale_") as scratch:
         scratch = Path(scratch)
         baseline = None
@@ -112,7 +115,8 @@ def main() -> None:
                            cwd=ROOT, check=True, capture_output=True)
         try:
             print(f"{'graph':<13} {'size':>9}  {'seconds':>8} {'peak MiB':>9} {'exp':>5}  "
-                  f"{'goal':>11}  {'baseline s':>10} {'MiB':>7} {'exp':>5}  {'ratio':>6}")
+                  f"{'goal':>11}  {'baseline s':>10} {'MiB':>7} {'exp':>5}  {'ratio':>6}",
+                  flush=True)
             for kind in args.only.split(","):
                 sizes, _, extra, goals = KINDS[kind]
                 sizes = [s for s in sizes if not args.quick or s <= QUICK_LIMIT]
@@ -135,7 +139,7 @@ def main() -> None:
                         else ""
                     print(f"{kind:<13} {size:>9,}  {shown[0]:>8} {shown[1]:>9} {e_new:>5}  "
                           f"{goal_text:>11}  {old_shown[0]:>10} {old_shown[1]:>7} {e_old:>5}  "
-                          f"{ratio:>6}")
+                          f"{ratio:>6}", flush=True)
                     for label, result in (("new", new), ("baseline", old)):
                         if result and result[2] not in ("ok", "timeout"):
                             print(f"    {label}: {result[2]}")
