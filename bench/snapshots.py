@@ -176,7 +176,7 @@ LOADER = """
 import io, sys, time, tracemalloc
 from pathlib import Path
 import planner.torch_snapshot
-from planner.torch_snapshot import _BuiltinsOnly
+from planner.torch_snapshot import BuiltinsOnlyUnpickler
 
 def streamed(path):
     return planner.torch_snapshot.read_snapshot(path)
@@ -185,7 +185,7 @@ def graph(path):
     return planner.torch_snapshot.load_snapshot(path)
 
 def naive(path):
-    return _BuiltinsOnly(io.BytesIO(Path(path).read_bytes())).load()
+    return BuiltinsOnlyUnpickler(io.BytesIO(Path(path).read_bytes())).load()
 
 load = globals()[sys.argv[2]]
 if sys.argv[3] == "memory":

@@ -58,7 +58,7 @@ class AllocatorTrace:
     step_times_us: tuple[int, ...]
 
 
-class _BuiltinsOnly(pickle.Unpickler):
+class BuiltinsOnlyUnpickler(pickle.Unpickler):
     """An unpickler for data made only of builtins: any class or function reference is refused."""
 
     def find_class(self, module, name):
@@ -75,7 +75,7 @@ def read_snapshot(path) -> dict:
     handle = open_regular(path, SNAPSHOT_BYTES_LIMIT)
     try:
         with handle:
-            data = _BuiltinsOnly(handle).load()
+            data = BuiltinsOnlyUnpickler(handle).load()
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
     except OSError as exc:
