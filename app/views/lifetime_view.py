@@ -180,7 +180,7 @@ class LifetimeView(QWidget):
         peak, bound = plan.slab_bytes, self.lower_bound.bytes
         (_x0, _x1), (y0, y1) = self.view_box.viewRange()
         if abs(peak - bound) <= MERGE_MARKS * max(y1 - y0, 1.0):
-            marks = [(float(peak), f"peak {format_bytes(peak)}" if peak == bound else
+            marks = [(float(peak), f"peak = bound {format_bytes(peak)}" if peak == bound else
                       f"peak {format_bytes(peak)} ≈ bound")]
         else:
             marks = [(float(peak), f"peak {format_bytes(peak)}"),
