@@ -127,6 +127,8 @@ class Shell:
     (pickle.dumps({"segments": [], "device_traces": [[Shell(Path("/nonexistent/x"))]]}),
      r"not a memory snapshot: it contains objects \((os|posix|nt)\.system\)"),
     (pickle.dumps({"segments": [Path("x")]}), r"it contains objects \(pathlib\.\w*Path\)"),
+    (b"cposix\nsystem\n(S'true'\ntR.", r"contains objects \(posix\.system\)"),  # protocol 0
+    (b"(S'true'\niposix\nsystem\n.", r"contains objects \(posix\.system\)"),  # INST opcode
     (pickle.dumps(tiny().snapshot())[:-300], "truncated snapshot"),
     (b"", "truncated snapshot"),
     (b"\x80\x05not a pickle at all", "not a memory snapshot"),
@@ -142,7 +144,7 @@ class Shell:
         {"action": "free_completed", "addr": 0, "size": 512},
         {"action": "free_completed", "addr": 0, "size": 512}]]}),
      "device 0 event 1: frees 0x0, which the trace already freed"),
-], ids=["os.system", "class", "truncated", "empty", "garbage", "list", "no traces",
+], ids=["os.system", "class", "global", "inst", "truncated", "empty", "garbage", "list", "no traces",
         "empty traces", "bad event", "bad segment", "double free"])
 def test_bad_files_are_one_line_errors(tmp_path, payload, message):
     path = tmp_path / "bad.pickle"
