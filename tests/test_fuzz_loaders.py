@@ -1,4 +1,5 @@
-"""Fuzzing every loader: whatever the bytes, `planner.load` returns a graph or raises `PlanError`.
+"""Fuzzing every loader: whatever the bytes, `planner.load` returns a graph or raises `PlanError`;
+and the runner: edited executable graphs run or raise `PlanError`.
 
 Each property runs a bounded number of examples (a few seconds in all) without a database, so
 the suite's time and the tree stay the same from run to run.
@@ -20,7 +21,7 @@ from tests.examples import DIAMOND, EXAMPLES
 # ONNX models with symbolic dimensions warn about their guesses; that is not a failure here.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-FUZZ = settings(max_examples=150, deadline=None, database=None,
+FUZZ = settings(max_examples=100, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
 
@@ -149,3 +150,43 @@ def test_arbitrary_bytes_under_every_suffix(tmp_path, raw):
 
 def test_the_fuzzed_example_is_itself_loadable():
     assert planner.load(DIAMOND).buffers
+
+
+def _executable_bases() -> list[dict]:
+    from gpu.generators import mlp, transformer
+
+    files = [json.loads((EXAMPLES / f"{n}.json").read_text())
+             for n in ("relu_unfused", "relu_fused", "diamond_exec")]
+    return files + [mlp(2, 4, 8), transformer(4, 8, 2, layers=1)]
+
+
+EXECUTABLE = _executable_bases()
+edit_values = st.one_of(st.integers(min_value=-3, max_value=70), st.floats(allow_nan=False),
+                        st.text(max_size=3), st.booleans(), st.none(),
+                        st.lists(st.integers(min_value=-1, max_value=5), max_size=4))
+edits = st.lists(st.tuples(
+    st.sampled_from(["nodes", "buffers"]), st.integers(min_value=0, max_value=100),
+    st.sampled_from(["op", "inputs", "outputs", "workspace", "attrs.scale", "attrs.eps",
+                     "attrs.transpose_b", "shape", "dtype", "bytes", "kind"]), edit_values),
+    max_size=3)
+
+
+@settings(FUZZ, max_examples=60)
+@given(base=st.sampled_from(range(len(EXECUTABLE))), changes=edits)
+def test_running_edited_executable_graphs(base, changes):
+    """Edited ops, operands, attributes and shapes: the runner raises PlanError or runs."""
+    import gpu
+
+    data = json.loads(json.dumps(EXECUTABLE[base]))
+    for where, i, key, value in changes:
+        item = data[where][i % len(data[where])]
+        if isinstance(item, dict):
+            if key.startswith("attrs."):
+                item.setdefault("attrs", {})[key[len("attrs."):]] = value
+            else:
+                item[key] = value
+    try:
+        graph = planner.graph_from_dict(data)
+        gpu.run(graph, backend="numpy", repeats=1, measure_memory=False, replay=False)
+    except planner.PlanError as exc:
+        assert "\n" not in str(exc), str(exc)
