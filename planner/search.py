@@ -92,7 +92,8 @@ class _Work:
             time.perf_counter() >= self.deadline
 
     def interrupted(self) -> bool:
-        """Whether a running kernel should stop now (polled from another thread's view)."""
+        """Whether a running kernel should stop now: cancelled, or past the deadline (asked by
+        the thread that watches it)."""
         return self.cancel.cancelled or time.perf_counter() >= self.deadline
 
 
@@ -233,8 +234,9 @@ def _exact(packer: Packer, trace, first: np.ndarray, best: _Best, proven: int, w
     status, offsets = probe[0]
     if status == exact.SOLVED:
         found = offsets
-    elif status == exact.INFEASIBLE:
-        proven = max(proven + 1, descent_proven)
+    else:
+        # A capacity either search ruled out bounds every packing from below.
+        proven = max(proven + (status == exact.INFEASIBLE), descent_proven)
     if found is not None:
         # First fit in offset order reproduces the packing (or lowers it).
         in_offset_order = np.lexsort((first, found))
