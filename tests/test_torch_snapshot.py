@@ -188,9 +188,9 @@ def test_search_plans_real_snapshots_within_a_tenth_of_a_percent_of_peak_live(na
     if not path.exists():
         pytest.skip(f"shared snapshots not present ({SHARED_SNAPSHOTS})")
     graph = planner.load(path)
-    # A generous budget: search stops at the bound (about a second here); the margin covers
-    # compiling its kernels on a cold cache.
-    plan = planner.plan(graph, algorithm="search", conflicts="serial", budget=30)
+    # A generous budget: search stops at the bound (in a few seconds here); the margin covers
+    # compiling its kernels on a cold cache, which counts against the budget.
+    plan = planner.plan(graph, algorithm="search", conflicts="serial", budget=60)
     assert plan.slab_bytes <= 1.001 * graph.allocator.peak_allocated_bytes
     assert planner.verify(graph, plan).ok
 
