@@ -135,16 +135,15 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
         packings = _Packings(packer, pool if packer.n >= _PARALLEL_BUFFERS else None, work)
         entries = list(_portfolio(graph, model, order, _witness(graph, bound)))
         best = None
-        # The first batch (first fit in request order and the entry that wins most often on
-        # long traces) always ends unless cancelled: search never loses to first fit.
+        # First fit in request order always ends unless cancelled: search never loses to it.
         batches = [entries[at:at + _BATCH] for at in range(0, len(entries), _BATCH)]
         for k, batch in enumerate(batches):
             batch = work.allowed(batch, k == 0)
-            results = packings.run(batch, deadline_stops=k > 0)
-            if results is None:
-                work.cancel.check()
-                break
+            results = packings.run(batch, sure=1 if k == 0 else 0)
+            work.cancel.check()
             for (label, candidate, fit), offsets in zip(batch, results):
+                if offsets is None:
+                    continue  # stopped by the deadline
                 if best is None:
                     best = _Best(_top(offsets, packer), label, candidate, fit, offsets)
                 else:
@@ -307,7 +306,8 @@ def _restarts(packings: "_Packings", best: _Best, bound: int, witness: np.ndarra
         trials = work.allowed(trials)
         round_ += 1
         results = packings.run(trials)
-        if results is None:
+        if any(offsets is None for offsets in results):
+            work.cancel.check()
             break
         for (label, trial, fit), offsets in zip(trials, results):
             height = _top(offsets, packer)
@@ -329,22 +329,23 @@ class _Packings:
         self.pool = pool
         self.work = work
 
-    def run(self, batch, deadline_stops: bool = True) -> list[np.ndarray] | None:
-        """Each candidate's offsets, or None when a cancel (or the deadline, if
-        `deadline_stops`) stopped the batch before it ended."""
-        stop = np.zeros(1, dtype=np.int64)
+    def run(self, batch, sure: int = 0) -> list[np.ndarray | None]:
+        """Each candidate's offsets, or None where a cancel or the deadline stopped it first
+        (only a cancel stops the first `sure` candidates)."""
+        stops = np.zeros((len(batch), 1), dtype=np.int64)
 
-        def pack(entry):
-            return self.packer.offsets(entry[1], FITS[entry[2]], stop)
+        def pack(k):
+            return self.packer.offsets(batch[k][1], FITS[batch[k][2]], stops[k])
 
         if self.pool is None:
-            return [pack(entry) for entry in batch]
-        pending = [self.pool.submit(pack, entry) for entry in batch]
+            return [pack(k) for k in range(len(batch))]
+        pending = [self.pool.submit(pack, k) for k in range(len(batch))]
         while wait(pending, timeout=_POLL_SECONDS).not_done:
-            if self.work.cancel.cancelled or (deadline_stops and self.work.interrupted()):
-                stop[0] = 1
-        results = [future.result() for future in pending]
-        return None if stop[0] else results
+            if self.work.cancel.cancelled:
+                stops[:] = 1
+            elif self.work.interrupted():
+                stops[sure:] = 1
+        return [None if stops[k, 0] else future.result() for k, future in enumerate(pending)]
 
 
 def _moved(order: np.ndarray, offsets: np.ndarray, height: int, packer: Packer,
