@@ -12,6 +12,9 @@ from planner.torch_snapshot import load_snapshot
 
 from app.cli.options import add_planning_options, conflicts_for, search_options
 
+# Past this many placements, `--json` prints without indentation.
+JSON_INDENT_LIMIT = 10_000
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope plan`."""
@@ -52,7 +55,9 @@ def run(args) -> int:
             data["allocator"] = {"peak_reserved_bytes": graph.allocator.peak_reserved_bytes,
                                  "peak_allocated_bytes": graph.allocator.peak_allocated_bytes,
                                  "device": graph.allocator.device}
-        print(json.dumps(data, indent=2))
+        # Indenting a million placements costs seconds and a gigabyte; large plans print compact.
+        indent = 2 if len(result.placements) <= JSON_INDENT_LIMIT else None
+        print(json.dumps(data, indent=indent))
     else:
         print(format_plan(graph, result, bound))
         if graph.allocator is not None:
