@@ -1,4 +1,4 @@
-"""Run a graph under a plan, in one slab, and measure every phase (SPEC.md section 6).
+"""Run a graph under a plan, in one slab, and measure every phase (docs/semantics.md §6).
 
 graph_compile (load, validate, closure), search (planning), prepare (backend, staging, slab,
 views, clocks, warm-up) and execute (N repeats) are timed one by one; the wall clock runs from
@@ -30,9 +30,10 @@ class RunCancelled(Exception):
     """The caller asked the run to stop; nothing is reported."""
 
 
-def _compile(source, order_names) -> tuple[Graph, tuple[int, ...]]:
+def _compile(source, order_names, conflicts: str) -> tuple[Graph, tuple[int, ...]]:
     graph = planner.load(source) if isinstance(source, (str, Path)) else replace(source)
-    graph.reachability  # the closure; replace() dropped any cached copy, so this is real work
+    # The closure (or intervals) the planner needs; replace() dropped any cached copy.
+    planner.conflict_model(graph, conflicts).prepare()
     check_executable(graph)
     return graph, execute_order(graph, order_names)
 
@@ -114,7 +115,8 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     wall_started = time.perf_counter()
 
     started = time.perf_counter()
-    graph, order = _compile(source, execute_order_names)
+    graph, order = _compile(source, execute_order_names,
+                            plan.conflict_model if plan is not None else conflicts)
     seconds["graph_compile"] = time.perf_counter() - started
     detail["graph_compile"] = f"{len(graph.nodes)} nodes, {len(graph.buffers)} buffers"
     check(0.1, "search")

@@ -60,8 +60,8 @@ class BufferTableModel(QAbstractTableModel):
             self._counts_graph, self._conflict_counts = graph, {}
         if name not in self._conflict_counts:
             model = planner.conflict_model(graph, name)
-            if model.name == "serial":
-                self._conflict_counts[name] = _overlap_counts(*model.use_steps())
+            if model.intervals is not None:  # conflicts are exactly interval overlaps
+                self._conflict_counts[name] = _overlap_counts(*model.intervals)
             else:
                 self._conflict_counts[name] = [model.conflict_mask(b).bit_count()
                                                for b in range(len(graph.buffers))]
