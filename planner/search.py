@@ -24,6 +24,7 @@ budget in seconds and a cancel only cut the work short; nothing depends on threa
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import threading
 import time
@@ -121,6 +122,7 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
            cancel: CancelToken = NEVER, seed: int = 0, iterations: int | None = None) -> Plan:
     """The smallest plan found within `budget` seconds and `iterations` steps (see the module
     docstring); `seed` picks the random choices. The plan records seed, steps and proof."""
+    warm_up()  # compiling is a one-time cost: it must not eat the budget and change the plan
     work = _Work(budget, iterations, cancel)
     bound = model.lower_bound(cancel)
     order = np.asarray(order, dtype=np.int64)
@@ -401,9 +403,10 @@ def _portfolio(graph: Graph, model, order: np.ndarray, witness: np.ndarray | Non
     yield "request order", order, "best"
 
 
+@functools.cache
 def warm_up() -> None:
-    """Compile (or load from numba's cache) every search kernel on tiny inputs, so the first
-    real search does not stall on compilation."""
+    """Compile (or load from numba's cache) every search kernel on tiny inputs, once per
+    process, so the first real search does not stall on compilation."""
     from . import exact_cliques
     from .packing import warm_up as warm_packing
 
