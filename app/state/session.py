@@ -199,8 +199,10 @@ class Session:
         Listeners of `sigGraphChanged` see `plan` None; `sigPlanChanged(None, new)` follows, at
         once or when the background plan arrives.
         """
-        self.graph, self.path = graph, path
-        self.order = tuple(graph.buffers[i].name for i in graph.request_order(order))
+        order = tuple(graph.buffers[i].name for i in graph.request_order(order))
+        # Listeners of the cleared hover and selection still see the graph they belong to.
+        self.selection_model.clear()
+        self.graph, self.path, self.order = graph, path, order
         self.algorithm = algorithm or self.algorithm
         self.conflicts = conflicts or planner.default_conflicts(graph)
         self.capacity = capacity
@@ -208,7 +210,6 @@ class Session:
         # The old graph's plans must not reach views that already see the new graph.
         self.plan, self.plan_error, self._previous_plan = None, None, None
         self._plans, self._bounds = {}, {}
-        self.selection_model.clear()
         self.import_notes = ()
         self.undo_stack.clear()
         self.sigGraphChanged.emit()
