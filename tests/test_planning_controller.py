@@ -157,3 +157,12 @@ def test_warm_up_runs_on_the_worker(qtbot):
     assert time.perf_counter() - clock < 0.1 and controller.running
     qtbot.waitUntil(lambda: not controller.running, timeout=60000)
     controller.shutdown()
+
+
+def test_warm_up_waits_behind_a_request(qtbot, background):
+    session, controller, _ = background
+    session.set_algorithm("best-fit")
+    controller.warm_up()
+    assert controller._thread.task.label.startswith("Planning")  # the request goes first
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
+    qtbot.waitUntil(lambda: not controller.running, timeout=60000)

@@ -44,8 +44,8 @@ def run(args) -> int:
     app.setApplicationName("Slabscope")
     session = Session()
     window = MainWindow(session)
-    window.planning.warm_up()
     session.set_graph(graph, graph_path, **settings)  # plans in the background
+    window.planning.warm_up()  # then the other kernels, before anyone asks for search
     window.opened(path)
     window.show()
     return app.exec()

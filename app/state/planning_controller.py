@@ -35,11 +35,12 @@ class PlanningController(QObject):
         super().__init__(parent)
         self._thread: _TaskThread | None = None
         self._waiting: Task | None = None
+        self._when_idle: Task | None = None  # the kernels' warm-up, behind any real request
 
     @property
     def running(self) -> bool:
         """Whether a task is running or waiting for the one running to stop."""
-        return self._thread is not None or self._waiting is not None
+        return self._thread is not None or self._waiting is not None or self._when_idle is not None
 
     def submit(self, task: Task) -> None:
         """Run `task` as soon as the running one (now cancelled) has stopped."""
@@ -60,13 +61,17 @@ class PlanningController(QObject):
             self._thread.task.token.cancel()
 
     def warm_up(self) -> None:
-        """Compile (or load from numba's cache) the planner's kernels on the worker now, so the
-        first plan that needs them does not wait for a compiler. A later task cancels it."""
-        self.submit(Task("Preparing the planner's kernels", warm_up_kernels,
-                         lambda result: None, lambda message: None))
+        """Compile (or load from numba's cache) the planner's kernels on the worker once it is
+        free, so that a later plan needing them (search) does not wait for a compiler. A request
+        submitted while it runs waits for it (a compile cannot be interrupted)."""
+        self._when_idle = Task("Preparing the planner's kernels", warm_up_kernels,
+                               lambda result: None, lambda message: None)
+        if self._thread is None and self._waiting is None:
+            self._start_waiting()
 
     def shutdown(self, msecs: int = 10000) -> None:
         """Cancel everything and wait for the worker thread to end (before the window goes)."""
+        self._when_idle = None
         self.cancel()
         thread = self._thread
         if thread is not None:
@@ -75,6 +80,8 @@ class PlanningController(QObject):
 
     def _start_waiting(self) -> None:
         task, self._waiting = self._waiting, None
+        if task is None:
+            task, self._when_idle = self._when_idle, None
         if task is None or task.token.cancelled:
             return
         thread = _TaskThread(task, self)
