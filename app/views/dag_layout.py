@@ -150,6 +150,10 @@ def _place_row(row, wanted, widths, xs) -> None:
 COLUMN_GAP = 120.0  # between the columns of a wrapped layout
 
 
+# Graphs this many layers deep or fewer keep one column: at fit their labels stay legible.
+WRAP_MIN_LAYERS = 12
+
+
 def wrap_columns(layout: DagLayout, columns: int) -> DagLayout:
     """`layout` with its layers cut into `columns` runs of consecutive layers set side by side,
     like lines of text: a graph hundreds of layers deep and a few nodes wide then fits a screen.
@@ -178,10 +182,11 @@ def wrap_columns(layout: DagLayout, columns: int) -> DagLayout:
 
 def columns_to_fit(layout: DagLayout, aspect: float) -> int:
     """How many columns make a tall, narrow `layout` closest to `aspect` (width / height of the
-    view); 1 unless the drawing is over three times taller than the view's shape."""
+    view); 1 unless the drawing is over three times taller than the view's shape, or so shallow
+    that it fits legibly in one column."""
     width = max(layout.width, 1.0)
     height = max(layout.height, LAYER_GAP)
-    if height / width < 3 / aspect:
+    if height / width < 3 / aspect or max(layout.layer, default=0) + 1 <= WRAP_MIN_LAYERS:
         return 1
     stride = width + COLUMN_GAP
     best = min(range(1, max(layout.layer, default=0) + 2),
