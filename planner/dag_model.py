@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from .antichain import ChainNetwork, LowerBound, bound_of, heaviest_antichain, peak_live
+from .bitset import members
 from .cancel import NEVER, CancelToken
 from .graph import Graph
 from .intervals import first_last, overlap_mask, overlap_pairs
@@ -177,7 +178,7 @@ class DagConflicts:
             for b, bits in enumerate(self._use_bits):
                 if not b & 1023:
                     cancel.check()
-                uses = _positions(bits)
+                uses = members(bits)
                 firsts.append([p for p in uses if before[p] & bits == 0])
                 lasts.append([p for p in uses if after[p] & bits == 0])
             self._extremes = (firsts, lasts)
@@ -301,15 +302,6 @@ def _meet(reach: list[int], nodes: list[int]) -> int:
     for p in nodes:
         bits &= reach[p]
     return bits
-
-
-def _positions(bits: int) -> list[int]:
-    found = []
-    while bits:
-        low = bits & -bits
-        found.append(low.bit_length() - 1)
-        bits ^= low
-    return found
 
 
 def _lowest_generators(up_closed: int, after: list[int]) -> list[int]:
