@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QColor
 
-from app.views.palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED
+from app.views.identity_cache import IdentityCache
+from app.views.palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED, buffer_color
 
 SELECTED = QColor("#202020")
 HOVER_WIDTH = 3.0
@@ -27,19 +28,28 @@ def buffers_by_node(graph) -> dict[str, dict[str, str]]:
     return roles
 
 
+# Computed when a node is first pointed at, once per graph for all the panels.
+node_roles = IdentityCache(buffers_by_node, size=2)
+
+# Colours depend only on kind and buffer index, so every plan of a graph reuses them.
+buffer_fills = IdentityCache(
+    lambda graph: [buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)], size=2)
+
+
 # Inputs come from the node's ancestors and outputs go to its descendants, as in the DAG view.
 ROLE_COLORS = {"read": ANCESTOR, "written": DESCENDANT, "used": HOVERED}
 
 
-def pointer_emphasis(session, names, node_roles) -> tuple[np.ndarray, dict]:
+def pointer_emphasis(session, names) -> tuple[np.ndarray, dict]:
     """Opacity per buffer of `names` and outlines {name: (colour, pixels)} for what the session
     points at: the hovered node, else the selected node (its buffers outlined by role, the rest
     dimmed), the selection and the hovered buffer."""
     alpha = np.full(len(names), 255.0)
     outlines: dict[str, tuple[QColor, float]] = {}
     node = session.hovered_node or session.selection_model.node
-    if node is not None and node in node_roles:
-        roles = node_roles[node]
+    graph = session.graph
+    if node is not None and graph is not None and node in node_roles(graph):
+        roles = node_roles(graph)[node]
         alpha[:] = DIMMED_ALPHA
         for i, name in enumerate(names):
             if name in roles:
@@ -60,8 +70,6 @@ class PointerOutlines:
     def __init__(self, session, on_change):
         self.session = session
         self._on_change = on_change
-        self._graph = None
-        self._roles: dict = {}
         self._outlines: dict[str, QColor] = {}
         for signal in (session.sigHoverNode, session.sigHoverBuffer, session.sigSelectionChanged,
                        session.selection_model.sigNodeSelected, session.sigGraphChanged):
@@ -73,10 +81,6 @@ class PointerOutlines:
 
     def refresh(self, *_) -> None:
         """Recompute the outlines from the session and announce the change."""
-        graph = self.session.graph
-        if graph is not self._graph:
-            self._graph = graph
-            self._roles = buffers_by_node(graph) if graph is not None else {}
-        _alpha, outlines = pointer_emphasis(self.session, (), self._roles)
+        _alpha, outlines = pointer_emphasis(self.session, ())
         self._outlines = {name: colour for name, (colour, _width) in outlines.items()}
         self._on_change()

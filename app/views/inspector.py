@@ -29,29 +29,34 @@ def _names(names, limit: int = 6) -> str:
 
 
 class BufferTableModel(QAbstractTableModel):
-    """One row per buffer of the session's graph (file order) with its placement in the plan."""
+    """One row per buffer of the session's graph (file order) with its placement in the plan.
+
+    Cells are computed when the view asks for them, from the graph and plan on show, so a new
+    plan on 62,000 buffers costs no per-row work up front."""
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
         self.session = session
-        self._rows: list[tuple] = []
+        self._graph = None
+        self._plan = None
+        self._steps: dict | None = None  # the plan's steps by name, built on first use
+        self._counts: list[int] | None = None
         self._counts_graph = None
         self._conflict_counts: dict[str, list[int]] = {}  # per conflict model, for `_counts_graph`
-        self._row_of: dict[str, int] = {}
         # Rows of what the session points at are tinted in its outline colour, as in the plots.
         self.outlines = PointerOutlines(session, self._outlines_changed)
         session.sigPlanChanged.connect(self.refresh)
         self.refresh()
 
     def _outlines_changed(self) -> None:
-        if self._rows:
-            self.dataChanged.emit(self.index(0, 0),
-                                  self.index(len(self._rows) - 1, len(COLUMNS) - 1),
+        count = self.rowCount()
+        if count:
+            self.dataChanged.emit(self.index(0, 0), self.index(count - 1, len(COLUMNS) - 1),
                                   [Qt.ItemDataRole.BackgroundRole])
 
     def row_of(self, name: str) -> int | None:
         """The source row of buffer `name`, or None."""
-        return self._row_of.get(name)
+        return self._graph.buffer_index.get(name) if self._graph is not None else None
 
     def conflict_counts(self) -> list[int]:
         """Per buffer index, how many other buffers it conflicts with (cached per model)."""
@@ -68,25 +73,42 @@ class BufferTableModel(QAbstractTableModel):
         return self._conflict_counts[name]
 
     def refresh(self, *_):
-        """Rebuild the rows from the session's graph and plan."""
+        """Show the session's graph and plan."""
         self.beginResetModel()
-        self._rows = []
-        graph, plan = self.session.graph, self.session.plan
-        if graph is not None:
-            counts = self.conflict_counts()
-            steps = {s.name: s for s in plan.steps} if plan else {}
-            for i, buf in enumerate(graph.buffers):
-                placement = plan.by_name.get(buf.name) if plan else None
-                step = steps.get(buf.name)
-                self._rows.append((
-                    buf.name, buf.kind, buf.bytes, graph.reserved[i],
-                    placement.offset if placement else None, buf.uses, counts[i],
-                    step.reuses if step else ()))
-        self._row_of = {row[0]: i for i, row in enumerate(self._rows)}
+        self._graph, self._plan, self._steps = self.session.graph, self.session.plan, None
+        # While the first plan is made the worker builds the conflict model; counts wait for it.
+        planning = self._plan is None and self.session.plan_error is None
+        self._counts = None if self._graph is None or planning else self.conflict_counts()
         self.endResetModel()
 
+    def cell(self, row: int, column: str):
+        """The value of `column` for source row `row`: a number, text, a tuple of names, or
+        None (not placed)."""
+        buf = self._graph.buffers[row]
+        if column == "name":
+            return buf.name
+        if column == "kind":
+            return buf.kind
+        if column == "bytes":
+            return buf.bytes
+        if column == "reserved":
+            return self._graph.reserved[row]
+        if column == "offset":
+            placement = self._plan.by_name.get(buf.name) if self._plan else None
+            return placement.offset if placement else None
+        if column == "uses":
+            return buf.uses
+        if column == "conflicts":
+            return None if self._counts is None else self._counts[row]
+        if self._plan is None:
+            return ()
+        if self._steps is None:
+            self._steps = {s.name: s for s in self._plan.steps}
+        step = self._steps.get(buf.name)
+        return step.reuses if step else ()
+
     def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
+        return 0 if parent.isValid() or self._graph is None else len(self._graph.buffers)
 
     def columnCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
@@ -99,8 +121,17 @@ class BufferTableModel(QAbstractTableModel):
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
-        value = self._rows[index.row()][index.column()]
         column = COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.BackgroundRole:
+            colour = self.outlines.outline_of(self.buffer_name(index.row()))
+            return None if colour is None else _tint(colour)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if column in ("bytes", "reserved", "offset", "conflicts"):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return None
+        if role not in (SORT_ROLE, Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return None
+        value = self.cell(index.row(), column)
         if role == SORT_ROLE:
             if column in ("uses", "reuses"):
                 return len(value)
@@ -113,32 +144,33 @@ class BufferTableModel(QAbstractTableModel):
             if column in ("uses", "reuses"):
                 return _names(value, 3) or "-"
             return str(value)
-        if role == Qt.ItemDataRole.BackgroundRole:
-            colour = self.outlines.outline_of(self._rows[index.row()][0])
-            return None if colour is None else _tint(colour)
-        if role == Qt.ItemDataRole.ToolTipRole and column in ("uses", "reuses"):
+        if column in ("uses", "reuses"):
             return ", ".join(value) or None
-        if role == Qt.ItemDataRole.ToolTipRole and column == "name":
+        if column == "name":
             # A PyTorch snapshot's buffer: the stack that allocated it.
             return "\n".join(stack_frames(self.session.graph, value)) or None
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("bytes", "reserved", "offset",
-                                                                    "conflicts"):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def buffer_name(self, row: int) -> str:
         """The buffer shown in source row `row`."""
-        return self._rows[row][0]
+        return self._graph.buffers[row].name
 
     def widest_text(self, column: str) -> str:
         """The longest text column `column` shows (numbers: the largest value, formatted)."""
-        c = COLUMNS.index(column)
-        values = [row[c] for row in self._rows if row[c] is not None]
-        if not values:
+        graph, plan = self._graph, self._plan
+        if graph is None or not graph.buffers:
             return "-"
-        if column in ("bytes", "reserved", "offset"):
-            return f"{max(values):,}"
-        return str(max(values))
+        if column == "offset":
+            if plan is None or not plan.placements:
+                return "-"
+            return f"{max(p.offset for p in plan.placements):,}"
+        if column == "bytes":
+            return f"{max(b.bytes for b in graph.buffers):,}"
+        if column == "reserved":
+            return f"{max(graph.reserved):,}"
+        if column == "conflicts":
+            return str(max(self._counts)) if self._counts else "-"
+        return max((str(self.cell(row, column)) for row in range(len(graph.buffers))), key=len)
 
 
 def _overlap_counts(first, last) -> list[int]:
@@ -217,6 +249,9 @@ class Inspector(QWidget):
         layout.addWidget(self.table, 1)
         self._syncing = False
         session.sigGraphChanged.connect(self._fill_combos)
+        # A newly opened graph shows its buffers, unplaced, while its first plan is made.
+        session.sigGraphChanged.connect(self.model.refresh)
+        session.sigGraphChanged.connect(self._show_summary)
         session.sigPlanChanged.connect(self._show_summary)
         session.sigPlanChanged.connect(self._show_verdict)
         session.sigSelectionChanged.connect(self._selection_from_session)
@@ -232,6 +267,8 @@ class Inspector(QWidget):
         if graph is None:
             return [("graph", "none open")]
         rows = [("graph", f"{graph.name}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes")]
+        if plan is None and self.session.plan_error is None:
+            return rows + [("plan", "being planned…")]
         if plan is None:
             return rows + [("plan", f"<span style='color:#C0392B'>{self.session.plan_error}</span>")]
         saved = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
@@ -321,10 +358,10 @@ class Inspector(QWidget):
                        for i in selection.selectedRows()}
             if current != wanted:
                 selection.clearSelection()
-                for row in range(self.model.rowCount()):
-                    if self.model.buffer_name(row) in wanted:
-                        selection.select(self.proxy.mapFromSource(self.model.index(row, 0)),
-                                         selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
+                rows = sorted(r for r in map(self.model.row_of, wanted) if r is not None)
+                for row in rows:
+                    selection.select(self.proxy.mapFromSource(self.model.index(row, 0)),
+                                     selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
         finally:
             self._syncing = False
         self._show_verdict()

@@ -12,11 +12,11 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 import planner
 
 from app.views.buffer_details import describe_buffer, describe_buffer_line
-from app.views.buffer_emphasis import buffers_by_node, pointer_emphasis
+from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from app.views.kind_legend import KindLegend
 from app.views.outline_legend import OutlineLegend
-from app.views.palette import ANCESTOR, buffer_color
+from app.views.palette import ANCESTOR
 from app.views.range_zoom import RangeZoomViewBox
 from app.views.rect_layer import RectLayer
 from app.views.view_keys import bring_into_view, zoom_pan_key
@@ -83,7 +83,6 @@ class LifetimeView(QWidget):
         super().__init__(parent)
         self.session = session
         self._names: list[str] = []
-        self._node_roles: dict = {}
         self._node_layer: dict[str, int] = {}
         self._lifetime_cache: dict = {}
         self._fills: list = []
@@ -195,10 +194,7 @@ class LifetimeView(QWidget):
     def _graph_changed(self) -> None:
         graph = self.session.graph
         self._lifetime_cache = {}
-        self._node_roles = buffers_by_node(graph) if graph is not None else {}
-        # Colours depend only on kind and buffer index, so a re-plan reuses them.
-        self._fills = [buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)] \
-            if graph is not None else []
+        self._fills = buffer_fills(graph) if graph is not None else []
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
         trace = getattr(graph, "allocator", None)
@@ -287,7 +283,7 @@ class LifetimeView(QWidget):
     def _pointer_changed(self, *_) -> None:
         if not self._names:
             return
-        alpha, outlines = pointer_emphasis(self.session, self._names, self._node_roles)
+        alpha, outlines = pointer_emphasis(self.session, self._names)
         if self._exporting:  # a picture shows the plan, not where the pointer was
             alpha, outlines = np.full(len(self._names), 255.0), {}
         self.layer.set_emphasis(alpha=alpha, outlines=outlines)

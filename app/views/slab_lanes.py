@@ -1,8 +1,14 @@
-"""Which lane of the slab bar each buffer is drawn in, so that reused bytes stack visibly."""
+"""Where the slab bar draws a plan: the lane of each buffer, so that reused bytes stack visibly,
+and each box's place and colour."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from app.views.buffer_emphasis import buffer_fills
+from app.views.identity_cache import IdentityCache
 
 
 def slab_lanes(placements) -> list[int]:
@@ -30,3 +36,38 @@ def slab_lanes(placements) -> list[int]:
         lanes[i] = lane
         skyline[a:b] = lane + 1
     return lanes
+
+
+LANE_FILL = 0.86  # share of a lane's height a box covers
+
+
+@dataclass(frozen=True)
+class SlabLayout:
+    """Where the slab bar draws a plan: one box per placement, in request order."""
+
+    order: list[str]                 # buffer names
+    position: dict[str, int]         # name -> box
+    lanes: np.ndarray                # lane per box
+    target: np.ndarray               # 4 x n: offset, reserved bytes, lane bottom, height
+    fills: list                      # colour per box
+
+
+def _layout(plan, graph) -> SlabLayout:
+    placements = plan.placements
+    order = [p.name for p in placements]
+    lanes = np.array(slab_lanes(placements), dtype=float)
+    target = np.array([[p.offset for p in placements], [p.reserved for p in placements],
+                       lanes + (1 - LANE_FILL) / 2, np.full(len(placements), LANE_FILL)],
+                      dtype=float).reshape(4, len(placements))
+    fills, index = buffer_fills(graph), graph.buffer_index
+    return SlabLayout(order, {n: i for i, n in enumerate(order)}, lanes, target,
+                      [fills[index[n]] for n in order])
+
+
+# Undo and redo bring back earlier plan objects: their layout is kept, not recomputed.
+_layouts = IdentityCache(_layout)
+
+
+def slab_layout(graph, plan) -> SlabLayout:
+    """The slab bar's layout of `plan` (a plan of `graph`), computed once per plan."""
+    return _layouts(plan, graph)

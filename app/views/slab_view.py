@@ -13,18 +13,17 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSli
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
 from app.views.buffer_details import describe_buffer, describe_buffer_line
-from app.views.buffer_emphasis import buffers_by_node, pointer_emphasis
+from app.views.buffer_emphasis import node_roles, pointer_emphasis
 from app.views.byte_axis import ByteAxis, format_bytes
 from app.views.kind_legend import KindLegend
 from app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
-from app.views.palette import CONFLICT_OUTLINE, HOVERED, buffer_color
+from app.views.palette import CONFLICT_OUTLINE, HOVERED
 from app.state.placement_replay import SPEEDS, PlacementReplay
 from app.views.range_zoom import RangeZoomViewBox
 from app.views.rect_layer import RASTER_BOXES, RectLayer
-from app.views.slab_lanes import slab_lanes
+from app.views.slab_lanes import slab_layout
 from app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
 
-LANE_FILL = 0.86            # share of a lane's height a box covers
 TWEEN_MS = 220              # old layout to new layout after a re-plan
 FRAME_MS = 16
 PLACED_ALPHA = 150          # already-placed buffers the current request may overlap
@@ -90,9 +89,7 @@ class SlabView(QWidget):
         self._graph = None
         self._order: list[str] = []
         self._position: dict[str, int] = {}
-        self._node_roles: dict = {}
         self._target = np.zeros((4, 0))
-        self._fills: dict = {}
         self._zoom_lanes = False
 
         self.summary = QLabel()
@@ -258,18 +255,20 @@ class SlabView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._node_roles = buffers_by_node(graph) if graph is not None else {}
         self._described = None  # nothing of the old graph may linger in the detail line
         self.details.setText(HOVER_HINT)
-        self._fills = {}
         if graph is not None:
-            # Colours depend only on kind and buffer index, so a re-plan reuses them.
-            self._fills = {b.name: buffer_color(b.kind, i) for i, b in enumerate(graph.buffers)}
             self.legend.set_kinds(b.kind for b in graph.buffers)
+        if self.session.plan is None and self._order:
+            self._plan_changed(None, None)  # no box of the old graph stays while the new one plans
+        elif graph is not None and self.session.plan is None:
+            self.summary.setText(self._error_text())
 
     def _plan_changed(self, old, new) -> None:
         same_graph = self.session.graph is self._graph
-        before = self.layer.geometry() if same_graph else {}
+        # Only a bar small enough to animate needs the boxes' old places.
+        small = new is not None and len(new.placements) <= RASTER_BOXES
+        before = self.layer.geometry() if same_graph and small else {}
         self._graph = self.session.graph
         self.tween.finish()
         self._layout_plan(new)
@@ -330,14 +329,11 @@ class SlabView(QWidget):
             self.summary.setText(self._error_text())
             return
         placements = plan.placements
-        self._order = [p.name for p in placements]
-        self._position = {n: i for i, n in enumerate(self._order)}
-        lanes = np.array(slab_lanes(placements), dtype=float)
-        self._target = np.array([[p.offset for p in placements],
-                                 [p.reserved for p in placements],
-                                 lanes + (1 - LANE_FILL) / 2,
-                                 np.full(len(placements), LANE_FILL)], dtype=float)
-        self.layer.set_rects(self._order, *self._target, [self._fills[n] for n in self._order])
+        layout = slab_layout(graph, plan)
+        self._order, self._position = layout.order, layout.position
+        self._target = layout.target
+        self.layer.set_rects(self._order, *self._target, layout.fills)
+        lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
         # Lanes get thin on big graphs, so there the lanes can be zoomed as well as the bytes.
@@ -359,7 +355,8 @@ class SlabView(QWidget):
     def _error_text(self) -> str:
         if self.session.plan_error:
             return f"<span style='color:#B00020'>no plan: {self.session.plan_error}</span>"
-        return "no graph open"
+        graph = self.session.graph
+        return f"planning {graph.name}…" if graph is not None else "no graph open"
 
     # --- emphasis ------------------------------------------------------------------------
 
@@ -407,7 +404,7 @@ class SlabView(QWidget):
             return
         step = self.animation.step
         if step is None:
-            alpha, outlines = pointer_emphasis(self.session, self._order, self._node_roles)
+            alpha, outlines = pointer_emphasis(self.session, self._order)
             if self._exporting:  # a picture shows the plan, not where the pointer was
                 alpha, outlines = np.full(len(self._order), 255.0), {}
             self.layer.set_emphasis(shown=np.ones(len(self._order), dtype=bool), alpha=alpha,
@@ -445,7 +442,9 @@ class SlabView(QWidget):
     def reveal(self, kind: str, name: str) -> None:
         """Pan to buffer `name` (or to the first buffer node `name` uses) if it is out of view."""
         if kind == "node":
-            uses = [n for n in self._order if n in self._node_roles.get(name, {})]
+            graph = self.session.graph
+            roles = node_roles(graph).get(name, {}) if graph is not None else {}
+            uses = [n for n in self._order if n in roles]
             name = uses[0] if uses else None
         if name in self._position:
             self._follow_lanes = True
