@@ -19,6 +19,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from psygnal import Signal
 
@@ -113,6 +114,9 @@ class Session:
         self._previous_plan: planner.Plan | None = None  # on screen while `plan` is made
         self._plans: dict[tuple, PlanOutcome] = {}  # settings key -> outcome, this graph's
         self._bounds: dict = {}  # conflict model name -> lower bound, this graph's
+        # Functions of (graph, plan) that views cache per plan; the worker runs them on each plan
+        # it makes, so that showing the plan does not compute them on the GUI thread.
+        self.prepare_plans: list[Callable[[planner.Graph, planner.Plan], object]] = []
 
     def _clean_changed(self, clean: bool) -> None:
         self.sigDirtyChanged.emit(not clean)
@@ -306,6 +310,7 @@ class Session:
             self._previous_plan = self.plan
         self.plan, self.plan_error = None, None
         graph, bound = self.graph, self._bounds.get(self.conflicts)
+        preparers = tuple(self.prepare_plans)
         algorithm, order, capacity, conflicts, budget = (self.algorithm, self.order,
                                                          self.capacity, self.conflicts, self.budget)
 
@@ -315,6 +320,9 @@ class Session:
             try:
                 made = planner.plan(graph, algorithm=algorithm, order=order, capacity=capacity,
                                     conflicts=conflicts, budget=budget, cancel=token)
+                for prepare in preparers:
+                    token.check()
+                    prepare(graph, made)
             except Cancelled:
                 raise
             except planner.PlanError as exc:

@@ -1,5 +1,5 @@
 """Where the slab bar draws a plan: the lane of each buffer, so that reused bytes stack visibly,
-and each box's place and colour."""
+and each box's place. No Qt here: the planning worker lays out each plan as it makes it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.views.buffer_emphasis import buffer_fills
 from app.views.identity_cache import IdentityCache
 
 
@@ -49,7 +48,7 @@ class SlabLayout:
     position: dict[str, int]         # name -> box
     lanes: np.ndarray                # lane per box
     target: np.ndarray               # 4 x n: offset, reserved bytes, lane bottom, height
-    fills: list                      # colour per box
+    rows: list[int]                  # the graph's buffer index per box
 
 
 def _layout(plan, graph) -> SlabLayout:
@@ -59,9 +58,9 @@ def _layout(plan, graph) -> SlabLayout:
     target = np.array([[p.offset for p in placements], [p.reserved for p in placements],
                        lanes + (1 - LANE_FILL) / 2, np.full(len(placements), LANE_FILL)],
                       dtype=float).reshape(4, len(placements))
-    fills, index = buffer_fills(graph), graph.buffer_index
+    index = graph.buffer_index
     return SlabLayout(order, {n: i for i, n in enumerate(order)}, lanes, target,
-                      [fills[index[n]] for n in order])
+                      [index[n] for n in order])
 
 
 # Undo and redo bring back earlier plan objects: their layout is kept, not recomputed.
@@ -69,5 +68,6 @@ _layouts = IdentityCache(_layout)
 
 
 def slab_layout(graph, plan) -> SlabLayout:
-    """The slab bar's layout of `plan` (a plan of `graph`), computed once per plan."""
+    """The slab bar's layout of `plan` (a plan of `graph`), computed once per plan (in the
+    planning worker when the slab bar asked for it with `Session.prepare_plans`)."""
     return _layouts(plan, graph)

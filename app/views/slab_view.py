@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSli
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
 from app.views.buffer_details import describe_buffer, describe_buffer_line
-from app.views.buffer_emphasis import node_roles, pointer_emphasis
+from app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from app.views.byte_axis import ByteAxis, format_bytes
 from app.views.kind_legend import KindLegend
 from app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
@@ -161,6 +161,8 @@ class SlabView(QWidget):
         layout.addWidget(self.outline_legend)
         layout.addWidget(self.details)
 
+        if slab_layout not in session.prepare_plans:  # lanes are laid out in the planning worker
+            session.prepare_plans.append(slab_layout)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._plan_changed)
         session.sigHoverBuffer.connect(self._pointer_changed)
@@ -332,7 +334,8 @@ class SlabView(QWidget):
         layout = slab_layout(graph, plan)
         self._order, self._position = layout.order, layout.position
         self._target = layout.target
-        self.layer.set_rects(self._order, *self._target, layout.fills)
+        fills = buffer_fills(graph)
+        self.layer.set_rects(self._order, *self._target, [fills[i] for i in layout.rows])
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
