@@ -45,6 +45,14 @@ class PlanOutcome:
     bound: object
 
 
+def _prepare(graph: planner.Graph, preparers, token) -> None:
+    """Run the views' graph preparers on a graph just loaded (in the worker), checking `token`."""
+    token.check()
+    for prepare in preparers:
+        prepare(graph)
+        token.check()
+
+
 class _SetSetting(UndoCommand):
     """Undoable change of one planning setting (order, algorithm, conflicts or capacity)."""
 
@@ -114,9 +122,11 @@ class Session:
         self._previous_plan: planner.Plan | None = None  # on screen while `plan` is made
         self._plans: dict[tuple, PlanOutcome] = {}  # settings key -> outcome, this graph's
         self._bounds: dict = {}  # conflict model name -> lower bound, this graph's
-        # Functions of (graph, plan) that views cache per plan; the worker runs them on each plan
-        # it makes, so that showing the plan does not compute them on the GUI thread.
+        # Functions of (graph, plan) and of a graph that views cache per object; the worker runs
+        # them on each plan it makes and each graph it loads, so that showing it does not compute
+        # them on the GUI thread.
         self.prepare_plans: list[Callable[[planner.Graph, planner.Plan], object]] = []
+        self.prepare_graphs: list[Callable[[planner.Graph], object]] = []
 
     def _clean_changed(self, clean: bool) -> None:
         self.sigDirtyChanged.emit(not clean)
@@ -153,13 +163,14 @@ class Session:
         `sigError` while the current graph stays. False when it has already failed.
         """
         path = Path(path)
+        preparers = tuple(self.prepare_graphs)
 
         def work(token):
             # What the importer had to assume (unknown dimensions, ...) goes to the window.
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 graph = planner.load(path)
-            token.check()
+            _prepare(graph, preparers, token)
             return graph, planner.default_conflicts(graph), tuple(str(w.message) for w in caught)
 
         def done(result):
@@ -173,13 +184,19 @@ class Session:
     def open_session(self, path) -> bool:
         """Load a session file like `open` (in the background when an executor is installed)."""
         path = Path(path)
+        preparers = tuple(self.prepare_graphs)
+
+        def work(token):
+            result = read_session(path)
+            _prepare(result[0], preparers, token)
+            return result
 
         def done(result):
             graph, graph_path, settings = result
             self.set_graph(graph, graph_path, **settings)
             self.sigOpened.emit(path)
 
-        return self._load(f"Loading {path.name}", path, lambda token: read_session(path), done)
+        return self._load(f"Loading {path.name}", path, work, done)
 
     def _load(self, label: str, path: Path, work, done) -> bool:
         failures: list[str] = []

@@ -66,8 +66,10 @@ def buffer_lifetimes(graph, conflicts: str) -> tuple[np.ndarray, np.ndarray, str
     if hasattr(model, "first") and hasattr(model, "last"):
         return np.asarray(model.first), np.asarray(model.last), "schedule step"
     layer = np.array(dag_layers(graph), dtype=np.int64)
-    first = np.array([layer[list(u)].min() for u in graph.use_indices], dtype=np.int64)
-    last = np.array([layer[list(u)].max() for u in graph.use_indices], dtype=np.int64)
+    flat, starts = graph.use_arrays  # every buffer has a use, so no run is empty
+    used = layer[flat]
+    first = np.minimum.reduceat(used, starts[:-1]) if len(flat) else np.zeros(0, np.int64)
+    last = np.maximum.reduceat(used, starts[:-1]) if len(flat) else np.zeros(0, np.int64)
     return first, last, "DAG layer"
 
 

@@ -15,8 +15,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.views.byte_axis import ByteAxis, format_bytes
+from app.views.identity_cache import IdentityCache
 from app.views.range_zoom import RangeZoomViewBox
 from planner.live_bytes import LiveBytes, live_bytes
+
+# The curve depends on the graph only; computed by the loading worker (`Session.prepare_graphs`).
+graph_live_bytes = IdentityCache(live_bytes, size=2)
 
 LIVE_COLOR = QColor("#4C78A8")
 SLAB_COLOR = QColor("#B00020")
@@ -34,7 +38,6 @@ class LiveBytesView(QWidget):
         super().__init__(parent)
         self.session = session
         self.curve: LiveBytes | None = None
-        self._curve_graph = None
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -59,6 +62,8 @@ class LiveBytesView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.plot_widget, 1)
         layout.addWidget(self.hint)
+        if graph_live_bytes not in session.prepare_graphs:
+            session.prepare_graphs.append(graph_live_bytes)
         session.sigGraphChanged.connect(self.redraw)
         session.sigPlanChanged.connect(self.redraw)
         self.redraw()
@@ -69,12 +74,10 @@ class LiveBytesView(QWidget):
         plot.clear()
         graph = self.session.graph
         if graph is None:
-            self.curve, self._curve_graph = None, None
+            self.curve = None
             self.summary.setText("no graph open")
             return
-        if self._curve_graph is not graph:
-            self.curve, self._curve_graph = live_bytes(graph), graph
-        curve = self.curve
+        self.curve = curve = graph_live_bytes(graph)
         steps = np.arange(len(curve.bytes) + 1, dtype=float)
         trace = getattr(graph, "allocator", None)
         if trace is not None:

@@ -163,6 +163,9 @@ class SlabView(QWidget):
 
         if slab_layout not in session.prepare_plans:  # lanes are laid out in the planning worker
             session.prepare_plans.append(slab_layout)
+        for prepare in (buffer_fills, node_roles):  # colours and node roles too, on loading
+            if prepare not in session.prepare_graphs:
+                session.prepare_graphs.append(prepare)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._plan_changed)
         session.sigHoverBuffer.connect(self._pointer_changed)
