@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, 
 
 from app.views import palette
 from app.views.dag_minimap import DagMinimap
+from app.views.live_bytes_view import graph_is_time_chain
 from app.views.dag_layout import columns_to_fit, layered_layout, wrap_columns
-from planner.live_bytes import is_time_chain
 from planner.reachability import topological_order
 
 NODE_HEIGHT = 34.0
@@ -248,7 +248,7 @@ class DagView(QGraphicsView):
             scene.setSceneRect(QRectF())
             self.minimap.rebuild()
             return
-        self.skipped_chain = is_time_chain(graph) and len(graph.nodes) > MAX_CHAIN_NODES
+        self.skipped_chain = graph_is_time_chain(graph) and len(graph.nodes) > MAX_CHAIN_NODES
         if self.skipped_chain:
             # Tens of thousands of time steps in a line say nothing (the central panel shows
             # live bytes instead) and would take seconds to lay out.

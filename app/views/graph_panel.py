@@ -6,8 +6,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QStackedWidget
 
 from app.views.dag_view import DagView
-from app.views.live_bytes_view import LiveBytesView
-from planner.live_bytes import is_time_chain
+from app.views.live_bytes_view import LiveBytesView, graph_is_time_chain
 
 
 class GraphPanel(QStackedWidget):
@@ -30,7 +29,7 @@ class GraphPanel(QStackedWidget):
 
     def _choose(self, *_) -> None:
         graph = self.session.graph
-        self.setCurrentWidget(self.live_view if graph is not None and is_time_chain(graph)
+        self.setCurrentWidget(self.live_view if graph is not None and graph_is_time_chain(graph)
                               else self.dag_view)
 
     def enter_export(self) -> None:

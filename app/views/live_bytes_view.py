@@ -17,10 +17,11 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from app.views.byte_axis import ByteAxis, format_bytes
 from app.views.identity_cache import IdentityCache
 from app.views.range_zoom import RangeZoomViewBox
-from planner.live_bytes import LiveBytes, live_bytes
+from planner.live_bytes import LiveBytes, is_time_chain, live_bytes
 
-# The curve depends on the graph only; computed by the loading worker (`Session.prepare_graphs`).
+# Both depend on the graph only; computed by the loading worker (`Session.prepare_graphs`).
 graph_live_bytes = IdentityCache(live_bytes, size=2)
+graph_is_time_chain = IdentityCache(is_time_chain, size=2)
 
 LIVE_COLOR = QColor("#4C78A8")
 SLAB_COLOR = QColor("#B00020")
@@ -62,8 +63,9 @@ class LiveBytesView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.plot_widget, 1)
         layout.addWidget(self.hint)
-        if graph_live_bytes not in session.prepare_graphs:
-            session.prepare_graphs.append(graph_live_bytes)
+        for prepare in (graph_live_bytes, graph_is_time_chain):
+            if prepare not in session.prepare_graphs:
+                session.prepare_graphs.append(prepare)
         session.sigGraphChanged.connect(self.redraw)
         session.sigPlanChanged.connect(self.redraw)
         self.redraw()

@@ -266,16 +266,22 @@ class RectLayer(pg.GraphicsObject):
     def _paint_outlines(self, painter, left, top, right, bottom) -> None:
         """Each outline over a white halo, so that it shows on a fill of its own hue too."""
         painter.setBrush(Qt.BrushStyle.NoBrush)
+        # A hovered node may outline thousands of boxes: one drawRects per style, not per box.
+        by_style: dict[tuple[int, float], tuple[QColor, list[int]]] = {}
         for i, (color, width) in self._outlines.items():
-            if not self._shown[i]:
-                continue
+            if self._shown[i]:
+                by_style.setdefault((color.rgba(), width), (color, []))[1].append(i)
+        for (_rgba, width), (color, indices) in by_style.items():
             half = width / 2
-            box = QRectF(left[i] + half, top[i] + half, max(right[i] - left[i] - width, 1.0),
-                         max(bottom[i] - top[i] - width, 1.0))
+            left_i, top_i = left[indices] + half, top[indices] + half
+            width_i = np.maximum(right[indices] - left[indices] - width, 1.0)
+            height_i = np.maximum(bottom[indices] - top[indices] - width, 1.0)
+            boxes = list(map(QRectF, left_i.tolist(), top_i.tolist(), width_i.tolist(),
+                             height_i.tolist()))
             for pen in (QPen(HALO, width + 2.0), QPen(color, width)):
                 pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
                 painter.setPen(pen)
-                painter.drawRect(box)
+                painter.drawRects(boxes)
 
     def _paint_labels(self, painter, room) -> None:
         """Each (index, box) in `room` gets its name, elided to the box, dark or light on its fill."""
