@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLay
 import planner
 from app.views.buffer_details import stack_frames
 from app.views.buffer_emphasis import PointerOutlines
+from app.views.identity_cache import IdentityCache
 from app.views.request_list import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
@@ -161,16 +162,20 @@ class BufferTableModel(QAbstractTableModel):
         if graph is None or not graph.buffers:
             return "-"
         if column == "offset":
-            if plan is None or not plan.placements:
-                return "-"
-            return f"{max(p.offset for p in plan.placements):,}"
-        if column == "bytes":
-            return f"{max(b.bytes for b in graph.buffers):,}"
-        if column == "reserved":
-            return f"{max(graph.reserved):,}"
+            largest = _largest_offset(plan) if plan is not None else None
+            return "-" if largest is None else f"{largest:,}"
+        if column in ("bytes", "reserved"):
+            return f"{_largest_sizes(graph)[column == 'reserved']:,}"
         if column == "conflicts":
             return str(max(self._counts)) if self._counts else "-"
-        return max((str(self.cell(row, column)) for row in range(len(graph.buffers))), key=len)
+        values = [v for v in (self.cell(r, column) for r in range(len(graph.buffers))) if v is not None]
+        return str(max(values)) if values else "-"
+
+
+# Undo and redo show earlier plans again: their column widths are not worked out anew.
+_largest_offset = IdentityCache(lambda plan: max((p.offset for p in plan.placements), default=None))
+_largest_sizes = IdentityCache(lambda graph: (max(b.bytes for b in graph.buffers),
+                                              max(graph.reserved)), size=2)
 
 
 def _overlap_counts(first, last) -> list[int]:
