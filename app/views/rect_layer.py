@@ -28,7 +28,7 @@ class RectLayer(pg.GraphicsObject):
     def __init__(self):
         super().__init__()
         self.names: list[str] = []
-        self._index: dict[str, int] = {}
+        self._index_of: dict[str, int] | None = None  # name -> rectangle, built when first asked
         self._geometry = np.zeros((4, 0))
         self._fills: list[QColor] = []
         self._fill_cache: dict[tuple[int, int], QColor] = {}
@@ -51,7 +51,7 @@ class RectLayer(pg.GraphicsObject):
     def set_rects(self, names, x, width, y, height, fills) -> None:
         """Replace every rectangle; all shown, opaque and without outline."""
         self.names = list(names)
-        self._index = {n: i for i, n in enumerate(self.names)}
+        self._index_of = None
         self._fills = list(fills)
         self._fill_cache: dict[tuple[int, int], QColor] = {}
         self._rgb = None
@@ -128,6 +128,13 @@ class RectLayer(pg.GraphicsObject):
             left, top = gx.min(), gy.min()
             self._bounds = QRectF(left, top, (gx + gw).max() - left, (gy + gh).max() - top)
         self.informViewBoundsChanged()
+
+    @property
+    def _index(self) -> dict[str, int]:
+        # Most plans are shown without a name looked up: 60,000 names are indexed only on demand.
+        if self._index_of is None:
+            self._index_of = {n: i for i, n in enumerate(self.names)}
+        return self._index_of
 
     # --- QGraphicsItem -------------------------------------------------------------------
 
