@@ -117,13 +117,8 @@ def test_fit_shows_the_whole_of_a_deep_graph_wrapped_into_columns(qtbot):
     assert view.minimap.isVisible()
 
 
-def test_a_shallow_graph_keeps_one_column_even_in_a_wide_view(qtbot):
-    session = Session()
-    session.open(RELU_UNFUSED)
-    view = DagView(session)
-    qtbot.addWidget(view)
-    view.resize(1200, 300)  # wide and low: a 5-layer chain is still far taller than the view
-    view.show()
-    view.fit()
-    xs = {round(view.node_position(n).x()) for n in ("add_bias", "relu", "readback")}
+def test_a_shallow_graph_keeps_one_column_even_in_a_wide_view(relu_view):
+    relu_view.resize(1200, 300)  # wide and low: a 5-layer chain is still far taller than the view
+    relu_view.fit()
+    xs = {round(relu_view.node_position(n).x()) for n in ("add_bias", "relu", "readback")}
     assert len(xs) == 1  # relu stays under add_bias rather than starting a second column
