@@ -269,24 +269,23 @@ class CachingAllocator:
         i = bisect_left(keys, (stream, size, -1))
         if i == len(keys) or keys[i][0] != stream:
             return None
-        found = keys[i]
-        if self.settings.expandable_segments:
-            # An expandable segment's free tail can grow: best fit prefers any other block.
-            block = self._free_at[found[2]]
-            if block.segment.expandable and block.next is None:
-                j = i + 1
-                while j < len(keys) and keys[j][0] == stream:
-                    other = self._free_at[keys[j][2]]
-                    if not (other.segment.expandable and other.next is None):
-                        return other
-                    j += 1
-            return block
+        block = self._free_at[keys[i][2]]
+        if block.segment.expandable and block.next is None:
+            # An expandable segment's free tail can grow, so for best fit it counts as larger
+            # than any other block that fits: take the smallest of those if there is one.
+            for j in range(i + 1, len(keys)):
+                if keys[j][0] != stream:
+                    break
+                other = self._free_at[keys[j][2]]
+                if not (other.segment.expandable and other.next is None):
+                    block = other
+                    break
         limit = self._split_limit
-        if size < limit <= found[1]:
+        if size < limit <= block.size:
             return None  # an oversize block is never handed to a smaller request
-        if size >= limit and found[1] >= size + LARGE_BUFFER:
+        if size >= limit and block.size >= size + LARGE_BUFFER:
             return None  # an oversize request takes an oversize block at most 20 MiB larger
-        return self._free_at[found[2]]
+        return block
 
     def _new_block(self, small: bool, stream: int, size: int, request: int,
                    segment_address) -> Block:

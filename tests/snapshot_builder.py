@@ -45,11 +45,12 @@ class SnapshotBuilder:
                     return block
         raise KeyError(f"no block at {addr:#x}")
 
-    def segment(self, addr: int, size: int, stream: int = 0, record: bool = True) -> None:
+    def segment(self, addr: int, size: int, stream: int = 0, record: bool = True,
+                segment_type: str = "large") -> None:
         """cudaMalloc of a new segment: one inactive block spanning it."""
         self.segments[addr] = {
             "device": self.device, "address": addr, "total_size": size, "stream": stream,
-            "segment_type": "large", "frames": [],
+            "segment_type": segment_type, "frames": [],
             "blocks": [{"address": addr, "size": size, "requested_size": 0, "state": "inactive",
                         "frames": []}]}
         self._event("segment_alloc", addr, size, stream, (), record)

@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "export": ("export", "render a view of a plan to PNG without a display"),
     "run": ("run", "execute a plan in one slab and measure its phases"),
     "generate": ("generate", "write a larger executable graph (mlp, transformer)"),
+    "allocator": ("allocator", "what PyTorch's caching allocator would reserve, beside the slab"),
 }
 
 EXIT_BAD_INPUT = 2
