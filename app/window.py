@@ -31,6 +31,7 @@ from app.views.shortcuts_dialog import ShortcutsDialog
 from app.views.inspector import Inspector
 from app.views.lifetime_view import LifetimeView
 from app.views.request_list import RequestList, format_bytes
+from app.views.allocator_panel import AllocatorPanel
 from app.views.slab_view import SlabView
 from app.views.timeline_view import TimelineView
 
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
         self.slab_view = SlabView(session)
         self.lifetime_view = LifetimeView(session)
         self.timeline_view = TimelineView(session)
+        self.allocator_panel = AllocatorPanel(session)
         self.docks = {
             "requests": self._dock("Requests", self.request_list, Qt.DockWidgetArea.LeftDockWidgetArea),
             "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),
@@ -88,11 +90,13 @@ class MainWindow(QMainWindow):
             "slab": self._dock("Slab", self.slab_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "lifetime": self._dock("Lifetimes", self.lifetime_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "timeline": self._dock("Timeline", self.timeline_view, Qt.DockWidgetArea.BottomDockWidgetArea),
+            "allocator": self._dock("Allocator", self.allocator_panel, Qt.DockWidgetArea.BottomDockWidgetArea),
         }
         # Tabbed rather than side by side: the slab bar and lifetime map each need most of the
         # window's width for their byte axes and headers.
         self.tabifyDockWidget(self.docks["slab"], self.docks["lifetime"])
         self.tabifyDockWidget(self.docks["lifetime"], self.docks["timeline"])
+        self.tabifyDockWidget(self.docks["timeline"], self.docks["allocator"])
         self.docks["slab"].raise_()
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)

@@ -10,9 +10,11 @@ its last) and reports what PyTorch would reserve for it.
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .caching_allocator import (SMALL_BUFFER, SMALL_SIZE, AllocatorSettings, CachingAllocator,
                                 FragmentationAtPeak, round_size)
@@ -24,6 +26,17 @@ from .torch_snapshot import ACTIVE_STATES, STEP_ACTIONS, read_snapshot
 SEGMENT_MADE = frozenset({"segment_alloc", "segment_map"})
 SEGMENT_GONE = frozenset({"segment_free", "segment_unmap"})
 TOP_FREE_BLOCKS = 8
+TOP_LIVE_BUFFERS = 12
+
+
+class FreeBlock(NamedTuple):
+    """A cached free block: where, how large, its stream, its segment's size and pool."""
+
+    addr: int
+    size: int
+    stream: int
+    segment_bytes: int
+    small: bool
 
 
 @dataclass(frozen=True)
@@ -32,7 +45,8 @@ class AllocatorReplay:
 
     `step_reserved` and `step_live` have one entry per step (index t: after step t's allocs).
     `live` counts requested bytes, what the program asked for; `allocated` counts block sizes.
-    `free_at_peak` lists the largest cached free blocks at `peak_step` as (address, size, stream).
+    `free_at_peak` lists the largest cached free blocks at `peak_step`.
+    `top_live_at_peak` (graph replays) indexes the largest buffers live at `peak_step`.
     For a snapshot, `recorded_segments` are the sizes of its `segment_alloc`s in order and
     `matched_in_order` how many the model made at the same request with the same size.
     """
@@ -44,7 +58,7 @@ class AllocatorReplay:
     peak_step: int
     segments_created: tuple[int, ...]
     fragmentation: FragmentationAtPeak | None
-    free_at_peak: tuple[tuple[int, int, int], ...]
+    free_at_peak: tuple[FreeBlock, ...]
     step_reserved: tuple[int, ...]
     step_live: tuple[int, ...]
     initial_reserved_bytes: int = 0
@@ -54,6 +68,7 @@ class AllocatorReplay:
     recorded_segment_frees: int = 0
     placements_matched: int | None = None
     allocs: int = 0
+    top_live_at_peak: tuple[int, ...] = ()
 
     def summary(self) -> dict:
         """The replay as JSON-ready data (without the per-step curves)."""
@@ -104,15 +119,13 @@ class _Recorder:
         if stats.at_peak is not self.peak_seen:
             self.peak_seen = stats.at_peak
             self.peak_step = len(self.reserved) - 1
-            self.free_at_peak = tuple((b.addr, b.size, b.stream)
-                                      for b in self.model.free_blocks()[:TOP_FREE_BLOCKS])
+            self.free_at_peak = _largest_free(self.model)
 
     def result(self, **extra) -> AllocatorReplay:
         model, stats = self.model, self.model.stats
         if stats.at_peak is None:  # no malloc ever ran at the peak: the state at the start
             model._note_peak()
-            self.free_at_peak = tuple((b.addr, b.size, b.stream)
-                                      for b in model.free_blocks()[:TOP_FREE_BLOCKS])
+            self.free_at_peak = _largest_free(model)
         return AllocatorReplay(
             settings=model.settings, peak_reserved_bytes=stats.peak_reserved,
             peak_live_bytes=stats.peak_requested, peak_allocated_bytes=stats.peak_allocated,
@@ -120,6 +133,12 @@ class _Recorder:
             segments_created=tuple(c.size for c in stats.creations),
             fragmentation=stats.at_peak, free_at_peak=self.free_at_peak,
             step_reserved=tuple(self.reserved), step_live=tuple(self.live), **extra)
+
+
+def _largest_free(model: CachingAllocator) -> tuple[FreeBlock, ...]:
+    """The largest cached free blocks, largest first."""
+    return tuple(FreeBlock(b.addr, b.size, b.stream, b.segment.size, b.small)
+                 for b in model.free_blocks()[:TOP_FREE_BLOCKS])
 
 
 # --- graphs --------------------------------------------------------------------------------
@@ -154,7 +173,10 @@ def replay_graph(graph: Graph, settings: AllocatorSettings | None = None) -> All
             recorder.step()
             for i in ends[t]:
                 model.free(blocks.pop(i))
-        return recorder.result(allocs=len(buffers))
+        peak = recorder.peak_step
+        at_peak = [i for i in range(len(buffers)) if first[i] <= peak <= last[i]]
+        top = heapq.nlargest(TOP_LIVE_BUFFERS, at_peak, key=lambda i: buffers[i].bytes)
+        return recorder.result(allocs=len(buffers), top_live_at_peak=tuple(top))
 
 
 # --- snapshots -----------------------------------------------------------------------------

@@ -1,0 +1,69 @@
+"""The Allocator dock, driven offscreen: the model's reserved curve and the peak explainer for
+an example graph and a snapshot, and the expandable-segments what-if."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.session import Session
+from app.views.allocator_panel import (AllocatorPanel, graph_allocator_expandable,
+                                       graph_allocator_replay)
+from app.window import MainWindow
+from tests.examples import RELU_UNFUSED
+from tests.snapshot_builder import TINY_SNAPSHOT
+
+
+def settled(qtbot, window, timeout: int = 10000) -> None:
+    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running,
+                    timeout=timeout)
+
+
+@pytest.fixture
+def window(qtbot):
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    assert win.open_path(RELU_UNFUSED)
+    win.show()
+    settled(qtbot, win)
+    return win
+
+
+def test_panel_shows_reserved_beside_the_slab_and_explains_the_peak(window):
+    panel = window.allocator_panel
+    graph = window.session.graph
+    # The loading worker made both replays; the panel only shows them.
+    assert graph_allocator_replay in window.session.prepare_graphs
+    assert graph_allocator_expandable in window.session.prepare_graphs
+    replay = panel.replay
+    assert replay is graph_allocator_replay(graph)
+    assert replay.peak_reserved_bytes == 2 << 20  # relu_unfused's buffers fit one small segment
+    text = panel.summary.text()
+    assert "reserve" in text and "2 MiB" in text and "slab" in text
+    names = [panel.live_at_peak.topLevelItem(i).text(1)
+             for i in range(panel.live_at_peak.topLevelItemCount())]
+    assert names[0] == "workspace"  # the largest buffer live at the peak comes first
+    assert panel.free_at_peak.topLevelItemCount() == 1
+    assert "small pool" in panel.free_at_peak.topLevelItem(0).text(1)
+
+
+def test_expandable_what_if(window):
+    panel = window.allocator_panel
+    panel.expandable.setChecked(True)
+    assert panel.replay.settings.expandable_segments
+    assert panel.replay is graph_allocator_expandable(window.session.graph)
+    assert "expandable_segments:True" in panel.summary.text()
+    panel.expandable.setChecked(False)
+    assert not panel.replay.settings.expandable_segments
+
+
+def test_snapshot_rows_carry_stacks(qtbot):
+    import planner
+
+    session = Session()
+    panel = AllocatorPanel(session)
+    qtbot.addWidget(panel)
+    session.set_graph(planner.load(TINY_SNAPSHOT), TINY_SNAPSHOT)
+    assert "when recorded" in panel.summary.text()
+    wheres = [panel.live_at_peak.topLevelItem(i).text(2)
+              for i in range(panel.live_at_peak.topLevelItemCount())]
+    assert any("model.py" in where for where in wheres)
