@@ -222,6 +222,19 @@ def replay_snapshot(path, device: int | None = None, *, expandable_segments: boo
                             f"({type(exc).__name__}: {exc})") from None
 
 
+def _next_boundary(allocated_at: list[int], first_alloc: dict[int, int], start: int,
+                   limit: int, freed_at: int) -> int:
+    """Where the block at `start`, live from before recording until event `freed_at`, must end:
+    at the lowest address above it that the trace allocates while it is live (an alloc always
+    takes the start of a free block), or at `limit`."""
+    k = bisect_right(allocated_at, start)
+    while k < len(allocated_at) and allocated_at[k] < limit:
+        if first_alloc[allocated_at[k]] < freed_at:
+            return allocated_at[k]
+        k += 1
+    return limit
+
+
 class _SnapshotReplay:
     """One device's trace replayed against the state that predates it."""
 
@@ -237,21 +250,21 @@ class _SnapshotReplay:
         """Segments and live blocks as they were when recording began; returns address -> block
         for the blocks live then."""
         first_segment_action: dict[int, str] = {}
-        early_blocks: dict[int, tuple[int, int, int | None]] = {}  # addr -> (requested, stream, size)
+        # addr -> (requested, size if the snapshot records it, index of its free or None)
+        early_blocks: dict[int, tuple[int, int | None, int | None]] = {}
         live: set[int] = set()
-        touched: set[int] = set()
+        first_alloc: dict[int, int] = {}  # address -> index of the first traced alloc there
         early_segments: dict[int, tuple[int, int, bool]] = {}  # addr -> (size, stream, small)
-        for event in self.events:
+        for index, event in enumerate(self.events):
             action, addr = event["action"], event["addr"]
             if action == "alloc":
                 live.add(addr)
-                touched.add(addr)
+                first_alloc.setdefault(addr, index)
             elif action == "free_completed":
                 if addr in live:
                     live.discard(addr)
-                elif addr not in touched:  # freed with no alloc: it predates the recording
-                    touched.add(addr)
-                    early_blocks[addr] = (event["size"], event.get("stream", 0), None)
+                elif addr not in first_alloc and addr not in early_blocks:
+                    early_blocks[addr] = (event["size"], None, index)  # predates the recording
             elif addr not in first_segment_action:
                 first_segment_action[addr] = action
                 if action in SEGMENT_GONE:
@@ -267,14 +280,14 @@ class _SnapshotReplay:
             for block in segment.get("blocks", ()):
                 if block.get("state") in ACTIVE_STATES and block["address"] not in live:
                     requested = block.get("requested_size", block["size"]) or block["size"]
-                    early_blocks[block["address"]] = (requested, segment.get("stream", 0),
-                                                      block["size"])
+                    early_blocks[block["address"]] = (requested, block["size"], None)
         starts = sorted(early_segments)
         members: dict[int, list[int]] = {addr: [] for addr in starts}
         for addr in early_blocks:
             k = bisect_right(starts, addr) - 1
             if k >= 0 and addr < starts[k] + early_segments[starts[k]][0]:
                 members[starts[k]].append(addr)
+        allocated_at = sorted(first_alloc)
         blocks: dict[int, object] = {}
         for addr in starts:
             size, stream, small = early_segments[addr]
@@ -282,8 +295,10 @@ class _SnapshotReplay:
             inside = sorted(members[addr])
             live_blocks = []
             for j, start in enumerate(inside):
-                requested, _, known = early_blocks[start]
+                requested, known, freed_at = early_blocks[start]
                 limit = inside[j + 1] if j + 1 < len(inside) else end
+                if known is None:
+                    limit = _next_boundary(allocated_at, first_alloc, start, limit, freed_at)
                 length = known if known is not None else self._early_size(requested, small,
                                                                          limit - start)
                 live_blocks.append((start, min(length, limit - start), requested))

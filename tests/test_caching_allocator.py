@@ -209,6 +209,24 @@ def test_snapshot_replay_reports_segments_it_did_not_predict(tmp_path):
     assert replay.segments_created == () and replay.matched_in_order == 0
 
 
+def test_blocks_from_before_recording_keep_their_unsplit_rest(tmp_path):
+    # w was allocated before recording with a 960 KiB rest too small to split off; the trace
+    # only says it asked for 4 MiB, but x's alloc shows where the free block after w began.
+    base = 0x7F0000000000
+    builder = SnapshotBuilder()
+    builder.segment(base, 20 * MiB, record=False)
+    builder.alloc(base, 4 * MiB + 960 * 1024, record=False)
+    builder.alloc(base + 4 * MiB + 960 * 1024, 2 * MiB)
+    builder.free(base + 4 * MiB + 960 * 1024)
+    builder.free(base)
+    freed = builder.traces[0][-1]
+    assert freed["action"] == "free_completed" and freed["addr"] == base
+    freed["size"] = 4 * MiB  # PyTorch records the requested size, not the block's
+    replay = replay_snapshot(builder.write(tmp_path / "rest.pickle"))
+    assert replay.placements_matched == replay.allocs == 1
+    assert replay.segments_created == ()
+
+
 def test_snapshot_what_ifs_change_the_settings(tmp_path):
     path = recorded_run().write(tmp_path / "run.pickle")
     replay = replay_snapshot(path, expandable_segments=True, max_split_size=64 * MiB)
