@@ -254,7 +254,8 @@ class _SnapshotReplay:
         early_blocks: dict[int, tuple[int, int | None, int | None]] = {}
         live: set[int] = set()
         first_alloc: dict[int, int] = {}  # address -> index of the first traced alloc there
-        early_segments: dict[int, tuple[int, int, bool]] = {}  # addr -> (size, stream, small)
+        # addr -> (size, stream, small, expandable)
+        early_segments: dict[int, tuple[int, int, bool, bool]] = {}
         for index, event in enumerate(self.events):
             action, addr = event["action"], event["addr"]
             if action == "alloc":
@@ -269,14 +270,16 @@ class _SnapshotReplay:
                 first_segment_action[addr] = action
                 if action in SEGMENT_GONE:
                     size = event["size"]
-                    early_segments[addr] = (size, event.get("stream", 0), size == SMALL_BUFFER)
+                    early_segments[addr] = (size, event.get("stream", 0), size == SMALL_BUFFER,
+                                            action == "segment_unmap")
         for segment in self.segments:
             addr = segment["address"]
             if addr in first_segment_action:  # made or freed in the trace: not as it began
                 continue
             small = segment.get("segment_type") == "small" if "segment_type" in segment \
                 else segment["total_size"] == SMALL_BUFFER
-            early_segments[addr] = (segment["total_size"], segment.get("stream", 0), small)
+            early_segments[addr] = (segment["total_size"], segment.get("stream", 0), small,
+                                    bool(segment.get("is_expandable", False)))
             for block in segment.get("blocks", ()):
                 if block.get("state") in ACTIVE_STATES and block["address"] not in live:
                     requested = block.get("requested_size", block["size"]) or block["size"]
@@ -290,7 +293,7 @@ class _SnapshotReplay:
         allocated_at = sorted(first_alloc)
         blocks: dict[int, object] = {}
         for addr in starts:
-            size, stream, small = early_segments[addr]
+            size, stream, small, expandable = early_segments[addr]
             end = addr + size
             inside = sorted(members[addr])
             live_blocks = []
@@ -302,7 +305,8 @@ class _SnapshotReplay:
                 length = known if known is not None else self._early_size(requested, small,
                                                                          limit - start)
                 live_blocks.append((start, min(length, limit - start), requested))
-            for block in self.model.add_segment(addr, size, stream, small, live_blocks):
+            for block in self.model.add_segment(addr, size, stream, small, live_blocks,
+                                                expandable):
                 blocks[block.addr] = block
         self.initial_reserved = self.model.stats.reserved
         return blocks
@@ -362,7 +366,9 @@ class _SnapshotReplay:
             else:
                 frees += 1
                 reserved -= size
-                if not model.release_segment(addr):
+                if action == "segment_unmap":
+                    model.unmap(addr, size)
+                elif not model.release_segment(addr):
                     self._release_like(size, event.get("stream", 0))
             recorder.step()
         return recorder.result(

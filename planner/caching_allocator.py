@@ -291,7 +291,7 @@ class CachingAllocator:
                    segment_address) -> Block:
         """`alloc_block`: a new segment (or more of an expandable one) holding `size` bytes."""
         if self.settings.expandable_segments:
-            return self._grow_expandable(small, stream, size, request)
+            return self._grow_expandable(small, stream, size, request, segment_address)
         alloc = allocation_size(size)
         self._make_room(alloc, small, stream)
         addr = segment_address(alloc, stream) if segment_address is not None else None
@@ -305,20 +305,26 @@ class CachingAllocator:
         self.stats.creations.append(Creation(addr, alloc, stream, small, request))
         return block
 
-    def _grow_expandable(self, small: bool, stream: int, size: int, request: int) -> Block:
+    def _grow_expandable(self, small: bool, stream: int, size: int, request: int,
+                         segment_address=None) -> Block:
         """`try_allocate_expandable_block`: map pages (2 MiB small, 20 MiB large) at the end of
         the stream's segment, joined with its free tail."""
         page = SMALL_BUFFER if small else LARGE_BUFFER
         segment = self._expandable.get((small, stream))
-        if segment is None:
-            segment = Segment(self._synthetic(1 << 40), 0, stream, small, expandable=True)
-            self._expandable[(small, stream)] = segment
-            self.segments[segment.addr] = segment
-        tail = segment.tail
+        tail = segment.tail if segment is not None else None
         free_tail = tail if tail is not None and not tail.allocated else None
         have = free_tail.size if free_tail is not None else 0
         mapped = -(-(size - have) // page) * page
         self._make_room(mapped, small, stream)
+        # A recorded segment_map gives the address of a new segment (its first pages); for a
+        # segment that grows it only confirms the size.
+        given = segment_address(mapped, stream) if segment_address is not None else None
+        if segment is None:
+            addr = given if given is not None and given not in self.segments else \
+                self._synthetic(1 << 40)
+            segment = Segment(addr, 0, stream, small, expandable=True)
+            self._expandable[(small, stream)] = segment
+            self.segments[addr] = segment
         if free_tail is not None:
             self._uncache(free_tail)
             free_tail.size += mapped
@@ -334,6 +340,28 @@ class CachingAllocator:
         segment.size += mapped
         self._reserve(mapped)
         return block
+
+    def unmap(self, addr: int, size: int) -> bool:
+        """`unmap_block` on the free end of an expandable segment: its last `size` bytes from
+        `addr` go back to the device. False (nothing changes) for any other range."""
+        for segment in self._expandable.values():
+            tail = segment.tail
+            end = segment.addr + segment.size
+            if tail is not None and not tail.allocated and addr + size == end and \
+                    tail.addr <= addr:
+                self._uncache(tail)
+                tail.size -= size
+                if tail.size:
+                    self._cache(tail)
+                else:
+                    segment.tail = tail.prev
+                    if tail.prev is not None:
+                        tail.prev.next = None
+                segment.size -= size
+                self.stats.reserved -= size
+                self.stats.released.append((addr, size))
+                return True
+        return False
 
     def _make_room(self, size: int, small: bool, stream: int) -> None:
         """The out-of-memory retry: release cached segments until `size` more bytes fit."""
@@ -432,16 +460,21 @@ class CachingAllocator:
     # --- building state that predates a trace ---------------------------------------------
 
     def add_segment(self, addr: int, size: int, stream: int, small: bool,
-                    live: list[tuple[int, int, int]] = ()) -> list[Block]:
+                    live: list[tuple[int, int, int]] = (), expandable: bool = False
+                    ) -> list[Block]:
         """Put a segment that already exists (made before a trace began) into the model.
 
         `live`: its allocated blocks as (address, size, requested), in any order; the gaps
         between them become cached free blocks. Returns the allocated blocks, in address order.
+        An `expandable` segment becomes the one its stream and pool grow (the highest given).
         """
         if addr in self.segments:
             raise PlanError(f"segment {addr:#x} is given twice")
-        segment = Segment(addr, size, stream, small)
+        segment = Segment(addr, size, stream, small, expandable)
         self.segments[addr] = segment
+        current = self._expandable.get((small, stream))
+        if expandable and (current is None or current.addr < addr):
+            self._expandable[(small, stream)] = segment
         pieces, cursor, out = [], addr, []
         for start, length, requested in sorted(live):
             if start < cursor or start + length > addr + size:

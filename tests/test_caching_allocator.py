@@ -234,6 +234,35 @@ def test_snapshot_what_ifs_change_the_settings(tmp_path):
     assert replay.peak_reserved_bytes >= replay.peak_live_bytes
 
 
+def test_expandable_snapshot_replay_follows_segment_maps(tmp_path):
+    import pickle
+
+    base = 0x602000000
+    trace = [{"action": action, "addr": addr, "size": size, "stream": 0, "time_us": k,
+              "frames": []}
+             for k, (action, addr, size) in enumerate([
+                 ("segment_map", base, 20 * MiB), ("alloc", base, 16 * MiB),
+                 ("segment_map", base + 20 * MiB, 20 * MiB), ("alloc", base + 16 * MiB, 16 * MiB),
+                 ("free_requested", base + 16 * MiB, 16 * MiB),
+                 ("free_completed", base + 16 * MiB, 16 * MiB),
+                 ("segment_unmap", base + 20 * MiB, 20 * MiB)])]
+    blocks = [{"address": base, "size": 16 * MiB, "requested_size": 16 * MiB,
+               "state": "active_allocated", "frames": []},
+              {"address": base + 16 * MiB, "size": 4 * MiB, "requested_size": 0,
+               "state": "inactive", "frames": []}]
+    data = {"segments": [{"device": 0, "address": base, "total_size": 20 * MiB, "stream": 0,
+                          "segment_type": "large", "is_expandable": True, "blocks": blocks}],
+            "device_traces": [trace], "allocator_settings": {"expandable_segments": True}}
+    path = tmp_path / "expandable.pickle"
+    path.write_bytes(pickle.dumps(data))
+    replay = replay_snapshot(path)
+    assert replay.settings.expandable_segments
+    assert replay.segments_created == replay.recorded_segments == (20 * MiB, 20 * MiB)
+    assert replay.matched_in_order == 2 and replay.placements_matched == 2
+    assert replay.peak_reserved_bytes == replay.recorded_peak_reserved_bytes == 40 * MiB
+    assert replay.step_reserved[-1] == 20 * MiB  # the unmapped free end went back
+
+
 def test_tiny_snapshot_replays():
     replay = replay_snapshot(TINY_SNAPSHOT)
     assert len(replay.recorded_segments) == 2 and replay.allocs == 4
