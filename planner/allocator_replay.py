@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from .caching_allocator import (SMALL_BUFFER, SMALL_SIZE, AllocatorSettings, CachingAllocator,
                                 FragmentationAtPeak, round_size)
 from .errors import PlanError
@@ -138,7 +140,7 @@ class _Recorder:
 def _largest_free(model: CachingAllocator) -> tuple[FreeBlock, ...]:
     """The largest cached free blocks, largest first."""
     return tuple(FreeBlock(b.addr, b.size, b.stream, b.segment.size, b.small)
-                 for b in model.free_blocks()[:TOP_FREE_BLOCKS])
+                 for b in model.free_blocks(TOP_FREE_BLOCKS))
 
 
 # --- graphs --------------------------------------------------------------------------------
@@ -174,8 +176,8 @@ def replay_graph(graph: Graph, settings: AllocatorSettings | None = None) -> All
             for i in ends[t]:
                 model.free(blocks.pop(i))
         peak = recorder.peak_step
-        at_peak = [i for i in range(len(buffers)) if first[i] <= peak <= last[i]]
-        top = heapq.nlargest(TOP_LIVE_BUFFERS, at_peak, key=lambda i: buffers[i].bytes)
+        at_peak = np.flatnonzero((np.asarray(first) <= peak) & (np.asarray(last) >= peak))
+        top = heapq.nlargest(TOP_LIVE_BUFFERS, at_peak.tolist(), key=lambda i: buffers[i].bytes)
         return recorder.result(allocs=len(buffers), top_live_at_peak=tuple(top))
 
 

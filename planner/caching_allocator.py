@@ -510,10 +510,23 @@ class CachingAllocator:
 
     # --- looking at the state -------------------------------------------------------------
 
-    def free_blocks(self) -> list[Block]:
-        """The cached free blocks, largest first."""
-        return sorted(self._free_at.values(), key=lambda b: (-b.size, b.addr))
+    def free_blocks(self, count: int | None = None) -> list[Block]:
+        """The cached free blocks, largest first (the `count` largest when given)."""
+        if count is None:
+            return sorted(self._free_at.values(), key=lambda b: (-b.size, b.addr))
+        # Each pool's index is sorted by (stream, size): the largest of a stream end its run.
+        found = []
+        for keys in self._free.values():
+            end = len(keys)
+            while end:
+                stream = keys[end - 1][0]
+                start = bisect_left(keys, (stream,))
+                found.extend(keys[max(start, end - count):end])
+                end = start
+        found.sort(key=lambda key: (-key[1], key[2]))
+        return [self._free_at[key[2]] for key in found[:count]]
 
     def largest_free_block(self) -> int:
         """The size of the largest cached free block (0 when none)."""
-        return max((b.size for b in self._free_at.values()), default=0)
+        largest = self.free_blocks(1)
+        return largest[0].size if largest else 0
