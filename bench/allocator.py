@@ -4,15 +4,15 @@ it replays a large trace.
 Run: .venv/bin/python bench/allocator.py [--events N] [--no-synthetic] [FILE ...]
 
 Table 1, for each snapshot (default: every .pickle in ../shared/snapshots/, then FILEs): steps
-(alloc, free_completed and segment events), segments recorded (`segment_alloc`) and predicted, how many match in order, the model's
-peak reserved against the recorded one, and the replay's time beside `planner.load_snapshot`'s
-(the reader as at f5ea06f, unchanged here) on the same file.
+(alloc, free_completed and segment events), segments recorded (`segment_alloc`) and predicted,
+how many match in order, the model's peak reserved against the recorded one, and the replay's
+time beside `planner.load_snapshot`'s (the reader as at f5ea06f, unchanged here) on the file.
 
 Table 2: a synthetic snapshot of about N events (default 1,600,000): a training-like workload
-(layers' activations freed in reverse, temporaries, an optimizer step, weights from before
-recording) whose segment events come from running the model itself, so its match is complete by
-construction; the table is about time. Frames are drawn from 64 shared stacks, so the file stays
-a few hundred MB.
+(layers' activations freed in reverse with their gradients, temporaries, batch sizes that vary,
+weights from before recording) whose segment events come from running the model itself, so its
+match is complete by construction; the table is about time. Frames are drawn from 64 shared
+stacks, so the file stays under 100 MB.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Replaying events through the caching-allocator model: a snapshot's trace, or any graph's schedule.
+"""Replaying events through the caching-allocator model: a snapshot's trace or a graph's schedule.
 
 `replay_snapshot` starts the model from the segments and blocks that existed before recording
 began (the snapshot's final `segments` walked back through the trace), sends the recorded `alloc`
@@ -126,7 +126,7 @@ class _Recorder:
     def result(self, **extra) -> AllocatorReplay:
         model, stats = self.model, self.model.stats
         if stats.at_peak is None:  # no malloc ever ran at the peak: the state at the start
-            model._note_peak()
+            model.note_peak()
             self.free_at_peak = _largest_free(model)
         return AllocatorReplay(
             settings=model.settings, peak_reserved_bytes=stats.peak_reserved,

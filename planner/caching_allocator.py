@@ -89,7 +89,8 @@ class Block:
                  "requested")
 
     def __init__(self, addr: int, size: int, stream: int, small: bool, segment: "Segment"):
-        self.addr, self.size, self.stream, self.small, self.segment = addr, size, stream, small, segment
+        self.addr, self.size, self.stream = addr, size, stream
+        self.small, self.segment = small, segment
         self.prev: Block | None = None
         self.next: Block | None = None
         self.allocated = False
@@ -192,9 +193,10 @@ def allocation_size(size: int) -> int:
 class CachingAllocator:
     """One device's caching allocator: `malloc` and `free` as PyTorch does them.
 
-    `capacity`, when given, is the device memory: a segment that would pass it first frees
-    cached segments (oversize ones, then every unsplit one) as the allocator's out-of-memory
-    retry does, and raises `AllocatorOutOfMemory` if that is not enough.
+    `capacity`, when given, is the device memory: a segment that would pass it first frees every
+    wholly free cached segment (the out-of-memory retry's `release_cached_blocks`; its first,
+    oversize-only step frees a subset of those) and raises `AllocatorOutOfMemory` if that is not
+    enough.
     """
 
     def __init__(self, settings: AllocatorSettings | None = None, capacity: int | None = None):
@@ -260,7 +262,7 @@ class CachingAllocator:
         if stats.reserved == stats.peak_reserved and (
                 stats.at_peak is None or stats.at_peak.reserved_bytes < stats.reserved
                 or stats.at_peak.requested_bytes < stats.requested):
-            self._note_peak()
+            self.note_peak()
         return block
 
     def _best_fit(self, small: bool, stream: int, size: int) -> Block | None:
@@ -385,8 +387,9 @@ class CachingAllocator:
         if stats.reserved > stats.peak_reserved:
             stats.peak_reserved = stats.reserved
 
-    def _note_peak(self) -> None:
-        """Keep the state at the peak: reserved at its highest, and live the highest then."""
+    def note_peak(self) -> None:
+        """Keep the state now as the state at the peak (reserved at its highest, live the highest
+        then); `malloc` calls it, and a replay that never mallocs calls it once at the end."""
         stats = self.stats
         stats.at_peak = FragmentationAtPeak(stats.reserved, stats.allocated, stats.requested,
                                             self.largest_free_block(), len(self._free_at))

@@ -80,9 +80,11 @@ def format_replay(name: str, replay: AllocatorReplay, slab: int, is_snapshot: bo
     """The replay as a few readable lines."""
     s = replay.settings
     split = "none" if s.max_split_size is None else mib(s.max_split_size)
-    lines = [f"{name}: caching allocator model ({'snapshot replay' if is_snapshot else 'schedule replay'}; "
-             f"expandable_segments {s.expandable_segments}, max_split_size {split})", ""]
-    lines.append(f"peak reserved        {replay.peak_reserved_bytes:>17,}  ({mib(replay.peak_reserved_bytes)})")
+    kind = "snapshot replay" if is_snapshot else "schedule replay"
+    lines = [f"{name}: caching allocator model ({kind}; expandable_segments "
+             f"{s.expandable_segments}, max_split_size {split})", ""]
+    reserved = replay.peak_reserved_bytes
+    lines.append(f"peak reserved        {reserved:>17,}  ({mib(reserved)})")
     if replay.recorded_peak_reserved_bytes is not None:
         recorded = replay.recorded_peak_reserved_bytes
         off = replay.peak_reserved_bytes / recorded - 1 if recorded else 0.0
@@ -106,10 +108,10 @@ def format_replay(name: str, replay: AllocatorReplay, slab: int, is_snapshot: bo
                      f"{replay.placements_matched:,} of {replay.allocs:,}")
     frag = replay.fragmentation
     if frag is not None:
-        lines.append(f"at the peak          reserved - live {frag.reserved_bytes - frag.requested_bytes:,} "
-                     f"({mib(frag.reserved_bytes - frag.requested_bytes)}); largest free block "
+        idle = frag.reserved_bytes - frag.requested_bytes
+        lines.append(f"at the peak          reserved - live {idle:,} "
+                     f"({mib(idle)}); largest free block "
                      f"{mib(frag.largest_free_block)} of {frag.free_blocks:,} free blocks")
-    reserved = replay.peak_reserved_bytes
     share = abs(reserved - slab) / reserved if reserved else 0.0
     lines += ["", f"PyTorch would reserve {mib(reserved)}; the slab needs {mib(slab)} "
                   f"({share:.1%} {'less' if slab <= reserved else 'more'})."]

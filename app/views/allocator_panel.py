@@ -1,4 +1,4 @@
-"""The Allocator dock: what PyTorch's caching allocator would reserve for the graph, beside the slab.
+"""The Allocator dock: what PyTorch's caching allocator would reserve for a graph, beside the slab.
 
 The graph's schedule is replayed through `planner.caching_allocator` from an empty cache (for a
 snapshot too: its recorded curves are in the live-bytes panel). The plot draws the model's
@@ -102,14 +102,16 @@ class AllocatorPanel(QWidget):
             self.replay = None
             self.summary.setText("no graph open")
             return
-        cache = graph_allocator_expandable if self.expandable.isChecked() else graph_allocator_replay
+        expandable = self.expandable.isChecked()
+        cache = graph_allocator_expandable if expandable else graph_allocator_replay
         self.replay = replay = cache(graph)
         steps = np.arange(len(replay.step_reserved) + 1, dtype=float)
         self._staircase(plot, steps, replay.step_live, LIVE_COLOR, fill=True)
         self._staircase(plot, steps, replay.step_reserved, RESERVED_COLOR, fill=False)
         plan = self.session.shown_plan
         if plan is not None:
-            plot.addItem(pg.PlotDataItem([0, len(replay.step_reserved)], [float(plan.slab_bytes)] * 2,
+            slab = float(plan.slab_bytes)
+            plot.addItem(pg.PlotDataItem([0, len(replay.step_reserved)], [slab, slab],
                                          pen=pg.mkPen(SLAB_COLOR, width=1.5,
                                                       style=Qt.PenStyle.DashLine)))
         plot.addItem(pg.InfiniteLine(replay.peak_step + 0.5, angle=90,
@@ -146,8 +148,9 @@ class AllocatorPanel(QWidget):
                      f"{format_bytes(replay.peak_live_bytes)}")
         frag = replay.fragmentation
         if frag is not None:
+            idle = frag.reserved_bytes - frag.requested_bytes
             parts.append(f"<b style='color:{PEAK_COLOR.name()}'>at the peak</b> (step "
-                         f"{replay.peak_step:,}): {format_bytes(frag.reserved_bytes - frag.requested_bytes)} "
+                         f"{replay.peak_step:,}): {format_bytes(idle)} "
                          f"reserved but not live, largest free block "
                          f"{format_bytes(frag.largest_free_block)}")
         return "; ".join(parts)
