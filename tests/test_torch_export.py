@@ -5,9 +5,7 @@ aliasing: a view's storage is its base's)."""
 from __future__ import annotations
 
 import operator
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from torch.multiprocessing.reductions import StorageWeakRef  # noqa: E402
 import planner  # noqa: E402
 from planner import aten_aliases  # noqa: E402
 from planner.torch_export_import import SCALAR_TYPES, view_strides  # noqa: E402
+from planner import torch_trace  # noqa: E402
 from planner.torch_trace import trace  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "pt2"))
@@ -271,7 +270,7 @@ def test_trace_reads_a_live_model_like_its_saved_archive(tmp_path):
     assert graph.buffers == planner.load(saved).buffers and graph.name == "MLP"
 
 
-def test_the_trace_command_writes_an_archive_the_planner_reads(tmp_path):
+def test_the_trace_command_writes_an_archive_the_planner_reads(tmp_path, monkeypatch, capsys):
     (tmp_path / "tiny_model.py").write_text(
         "import torch\n"
         "class Tiny(torch.nn.Module):\n"
@@ -280,17 +279,17 @@ def test_the_trace_command_writes_an_archive_the_planner_reads(tmp_path):
         "        self.emb = torch.nn.Embedding(10, 8)\n"
         "    def forward(self, ids, x):\n"
         "        return self.emb(ids).sum(1) + x\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "planner.torch_trace", "tiny_model:Tiny", "--input-shape",
-         "2,5:int64", "--input-shape", "2,8", "-o", "tiny.pt2"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
-    assert done.returncode == 0, done.stderr
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "tiny_model", raising=False)
+    assert torch_trace.main(["tiny_model:Tiny", "--input-shape", "2,5:int64",
+                             "--input-shape", "2,8", "-o", "tiny.pt2"]) == 0
+    assert "wrote tiny.pt2" in capsys.readouterr().out
     graph = planner.load(tmp_path / "tiny.pt2")
     assert [b.bytes for b in graph.buffers if b.kind == "input"] == [2 * 5 * 8, 2 * 8 * 4]
-    bad = subprocess.run([sys.executable, "-m", "planner.torch_trace", "tiny_model:Nope",
-                          "--input-shape", "2"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300,
-                         env={**os.environ,
-                              "PYTHONPATH": str(Path(__file__).parents[1])})
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Nope" in bad.stderr
+    for argv, message in ((["tiny_model:Nope", "--input-shape", "2"], "Nope"),
+                          (["tiny_model:Tiny", "--input-shape", "2,x"], "must be integers"),
+                          (["tiny_model:Tiny", "--input-shape", "2,5:int64"], "export failed")):
+        assert torch_trace.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    sys.modules.pop("tiny_model", None)
