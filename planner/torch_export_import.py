@@ -352,11 +352,13 @@ class _Builder:
         op = _short_op(target)
         arguments: dict[str, list[str]] = {}
         shown_args = []
+        copy_asked = False  # `to(..., copy=True)` copies even when nothing changes
         for j, named in enumerate(_list(entry.get("inputs", []), f"{where}: inputs")):
             named = _dict(named, f"{where}: inputs[{j}]")
             arg_name = str(named.get("name", j))
             tensors = _tensor_names(named.get("arg"), f"{where}: input {arg_name!r}")
             arguments[arg_name] = tensors
+            copy_asked |= arg_name == "copy" and named.get("arg") == {"as_bool": True}
             if not tensors:
                 shown_args.append(f"{arg_name}={_argument_text(named.get('arg'))}")
         for tensors in arguments.values():
@@ -385,7 +387,8 @@ class _Builder:
                     sources[0] if len(sources) == 1 else None
                 size, shape, dtype = self.metas.size(t)
                 shapes.append(f"{t}: {'×'.join(map(str, shape)) or 'scalar'} {dtype}")
-                if source is not None and self._aliases(target, t, source, alias):
+                if source is not None and not copy_asked and \
+                        self._aliases(target, t, source, alias):
                     root = self.tensors[source].root
                     self.tensors[t] = _Tensor(root, name)
                     if alias.writes:

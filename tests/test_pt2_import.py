@@ -149,6 +149,31 @@ def test_plan_command_reads_a_pt2(capsys):
     assert "mlp: 4 buffers, 5 nodes" in out and "lower bound              1,024" in out
 
 
+def test_the_window_opens_a_dropped_pt2_and_shows_its_nodes(qtbot):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    from app.state.session import Session
+    from app.window import GRAPH_FILTER, MainWindow
+
+    assert "*.pt2" in GRAPH_FILTER  # File > Open offers .pt2 files
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(FIXTURES / "attention.pt2"))])
+    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
+                                Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+    qtbot.waitUntil(lambda: window.session.plan is not None and not window.planning.running,
+                    timeout=20000)
+    assert window.session.plan.slab_bytes == planner.plan(planner.load(
+        FIXTURES / "attention.pt2")).slab_bytes
+    window.session.selection_model.select_node("softmax")
+    text = window.node_panel.text.toPlainText()
+    for shown in ("aten.softmax", "torch.ops.aten.softmax.int", "block.attn (Attention)",
+                  "block.attn: aten.softmax", "1×8×8", "make_fixtures.py:"):
+        assert shown in text, shown
+
+
 # --- the rules, on hand-made graphs ---------------------------------------------------------
 
 def test_view_strides_follows_aten():

@@ -197,7 +197,8 @@ class Copies(nn.Module):
         out = torch.empty_like(x)
         torch.add(x, 1, out=out)
         return (t.reshape(-1), x.reshape(2, -1), t.contiguous(), x.contiguous() * 2,
-                x.to(torch.float16), x.to(torch.float32) + 1, out * 3)
+                x.to(torch.float16), x.to(torch.float32) + 1, out * 3,
+                x.to(torch.float32, copy=True))
 
 
 class Encoder(nn.Module):
@@ -253,7 +254,7 @@ def test_copies_tell_views_from_copies(tmp_path):
     made = [b.uses[0] for b in graph.buffers]
     assert "reshape" in made and "reshape_1" not in made  # a copy, then a view
     assert "contiguous" in made and "contiguous_1" not in made
-    assert "to" in made and "to_1" not in made
+    assert "to" in made and "to_1" not in made and "to_2" in made  # to_2 asked for a copy
 
 
 def test_weights_included_match_the_reading(tmp_path):
