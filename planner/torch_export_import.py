@@ -124,6 +124,7 @@ class _Metas:
     def __init__(self, tensor_values: dict):
         self.values = tensor_values
         self.symbolic: set[str] = set()
+        self.sizes: dict[str, tuple[int, tuple[int, ...], str]] = {}
 
     def meta(self, tensor: str) -> dict:
         meta = self.values.get(tensor)
@@ -134,6 +135,12 @@ class _Metas:
     def ints(self, tensor: str, key: str) -> tuple[int, ...]:
         """The tensor's `sizes` or `strides`, symbolic entries at their hint (1 without one)."""
         entries = _list(self.meta(tensor).get(key, []), f"tensor {tensor!r}: {key}")
+        try:  # the common case, every entry a plain {"as_int": n}
+            values = tuple(e["as_int"] for e in entries)
+            if all(type(v) is int for v in values) and all(len(e) == 1 for e in entries):
+                return values
+        except (KeyError, TypeError):
+            pass
         return tuple(self._int(e, tensor, key) for e in entries)
 
     def _int(self, entry, tensor: str, key: str) -> int:
@@ -156,9 +163,12 @@ class _Metas:
 
     def size(self, tensor: str) -> tuple[int, tuple[int, ...], str]:
         """(bytes, sizes, dtype name) of a tensor."""
-        shape = self.ints(tensor, "sizes")
-        name, itemsize = self.dtype(tensor)
-        return shape_elements(shape, f"tensor {tensor!r}") * itemsize, shape, name
+        if tensor not in self.sizes:
+            shape = self.ints(tensor, "sizes")
+            name, itemsize = self.dtype(tensor)
+            self.sizes[tensor] = (shape_elements(shape, f"tensor {tensor!r}") * itemsize, shape,
+                                  name)
+        return self.sizes[tensor]
 
     def same_storage_layout(self, a: str, b: str) -> bool:
         """Whether tensors a and b agree in dtype, device, layout, sizes and strides."""
@@ -217,7 +227,9 @@ def _module_scope(metadata: dict) -> tuple[str, str]:
     stack = metadata.get("nn_module_stack")
     if not isinstance(stack, str) or not stack:
         return "", ""
-    parts = _split_top_level(stack.split(";")[-1])
+    innermost = stack.rsplit(";", 1)[-1]
+    parts = innermost.split(",") if "(" not in innermost and "[" not in innermost \
+        else _split_top_level(innermost)
     if len(parts) != 3:
         return "", ""
     return parts[1], parts[2].rsplit(".", 1)[-1]
@@ -243,7 +255,11 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 def _frames(stack_trace: str) -> list[str]:
     """`file.py:12 forward` per frame of a stack trace, outermost first."""
-    return [f"{Path(f).name}:{line} {fn}" for f, line, fn in _FRAME.findall(stack_trace)]
+    return [f"{_file_name(f)}:{line} {fn}" for f, line, fn in _FRAME.findall(stack_trace)]
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
 
 
 def _argument_text(argument) -> str:
@@ -477,6 +493,8 @@ def load_pt2(path, include_weights: bool = False) -> tuple[Graph, ExportNotes]:
         return _build(archive, path, include_weights)
     except PlanError as exc:
         raise PlanError(f"{where}: {exc}") from None
+    except RecursionError:  # arguments nested past the stack (as_string_to_argument)
+        raise PlanError(f"{where}: arguments nest too deep") from None
 
 
 def _build(archive, path: Path, include_weights: bool) -> tuple[Graph, ExportNotes]:

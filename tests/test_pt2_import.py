@@ -366,3 +366,14 @@ def test_malformed_programs_are_one_line(tmp_path, capsys, edit, fragment):
     edit(program)
     bad = _rewrite(tmp_path / "bad.pt2", {"models/model.json": json.dumps(program).encode()})
     _refused(bad, capsys, fragment)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    (b'{"graph_module": ', "malformed JSON at line 1"),
+    (b"[" * 200_000 + b"]" * 200_000, "nests too deep"),
+    (b'{"graph_module": {}, "schema_version": {"major": ' + b"9" * 5000 + b"}}", "digits"),
+    (b"\xff\xfe{}", "not UTF-8 JSON"),
+    (b'{"schema_version": {"major": 8, "minor": 0}}', "not an exported program"),
+])
+def test_model_json_that_is_not_a_program_is_one_line(tmp_path, capsys, text, fragment):
+    _refused(_rewrite(tmp_path / "bad.pt2", {"models/model.json": text}), capsys, fragment)
