@@ -6,12 +6,13 @@ reading it back: `planner.load` (zip + JSON, no torch) against `torch.export.loa
 unpickles and rebuilds every weight). Also checks that the serial lower bound equals the peak of
 live bytes over the graph's order. Needs torch: `pip install -e '.[torch]'`.
 
-    python bench/pt2_load.py [--layers 440] [--repeat 3] [--keep /tmp/transformer.pt2]
+    python bench/pt2_load.py [--layers 440] [--repeat 5] [--keep /tmp/transformer.pt2]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -59,13 +60,15 @@ class Transformer(nn.Module):
         return self.head(x)
 
 
-def timed(fn, repeat: int) -> tuple[float, object]:
-    times, result = [], None
+def timed(fn, repeat: int) -> tuple[float, float, object]:
+    """Median wall and CPU seconds of `repeat` calls of fn, and its last result."""
+    walls, cpus, result = [], [], None
     for _ in range(repeat):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), result
 
 
 def peak_live(graph: planner.Graph) -> int:
@@ -86,7 +89,9 @@ def peak_live(graph: planner.Graph) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=440)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--torch-repeat", type=int, default=1,
+                        help="runs of torch.export.load (slow: it rebuilds every weight)")
     parser.add_argument("--keep", type=Path, help="save the archive here (reused if present)")
     args = parser.parse_args()
     folder = tempfile.TemporaryDirectory()
@@ -100,17 +105,20 @@ def main() -> None:
     with zipfile.ZipFile(path) as archive:
         json_bytes = max(i.file_size for i in archive.infolist() if i.filename.endswith(".json"))
 
-    ours, graph = timed(lambda: planner.load(path), args.repeat)
-    theirs, program = timed(lambda: torch.export.load(path), args.repeat)
+    ours, ours_cpu, graph = timed(lambda: planner.load(path), args.repeat)
+    theirs, theirs_cpu, program = timed(lambda: torch.export.load(path), args.torch_repeat)
     graph_nodes = sum(1 for n in program.graph.nodes if n.op == "call_function")
     bound = planner.lower_bound(graph, "serial").bytes
     print(f"\n{path.name}: {path.stat().st_size / 1e6:.1f} MB archive, model JSON "
           f"{json_bytes / 1e6:.1f} MB, {graph_nodes:,} call nodes in ep.graph")
-    print(f"{'reader':<34} {'seconds':>8}  {'nodes':>7}  {'buffers':>7}")
-    print(f"{'planner.load (zip + JSON)':<34} {ours:>8.2f}  {len(graph.nodes):>7,}  "
-          f"{len(graph.buffers):>7,}")
-    print(f"{'torch.export.load (baseline)':<34} {theirs:>8.2f}  {graph_nodes:>7,}  {'-':>7}")
-    print(f"ratio torch / planner: {theirs / ours:.1f}x")
+    print(f"{'reader':<30} {'wall s':>7} {'CPU s':>7}  {'nodes':>7}  {'buffers':>7}")
+    print(f"{'planner.load (zip + JSON)':<30} {ours:>7.2f} {ours_cpu:>7.2f}  "
+          f"{len(graph.nodes):>7,}  {len(graph.buffers):>7,}")
+    print(f"{'torch.export.load (baseline)':<30} {theirs:>7.2f} {theirs_cpu:>7.2f}  "
+          f"{graph_nodes:>7,}  {'-':>7}")
+    print(f"ratio torch / planner: {theirs / ours:.1f}x wall, {theirs_cpu / ours_cpu:.1f}x CPU "
+          f"(medians of {args.repeat} and {args.torch_repeat} runs; load average "
+          f"{os.getloadavg()[0]:.1f})")
     print(f"serial lower bound {bound:,} B; peak of live bytes over the graph's order "
           f"{peak_live(graph):,} B: {'equal' if bound == peak_live(graph) else 'DIFFERENT'}")
 

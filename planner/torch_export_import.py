@@ -64,7 +64,7 @@ class ExportNotes:
 
 @dataclass
 class _Tensor:
-    """A tensor value of the graph: the buffer (root tensor) holding it, if any, and its meta."""
+    """A tensor value of the graph: the buffer (root tensor) holding it, and its producer."""
 
     root: str | None  # the root tensor's name; None: no storage in the slab (no elements)
     producer: str | None  # the node that made or last named it (None: an excluded weight)
@@ -359,24 +359,17 @@ class _Builder:
     # --- nodes ---------------------------------------------------------------------------
 
     def node(self, index: int, entry: dict, name: str) -> Node:
+        """Our node for the exported graph's node `entry`: its new tensors become buffers, its
+        aliasing results name their argument's buffer, and every buffer it touches gets it as
+        a use."""
         where = f"graph.nodes[{index}] ({name})"
         target = entry.get("target")
         if not isinstance(target, str):
             raise PlanError(f"{where}: no 'target'")
         metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
-        scope, module_class = _module_scope(metadata)
+        scope = _module_scope(metadata)[0]
         op = _short_op(target)
-        arguments: dict[str, list[str]] = {}
-        shown_args = []
-        copy_asked = False  # `to(..., copy=True)` copies even when nothing changes
-        for j, named in enumerate(_list(entry.get("inputs", []), f"{where}: inputs")):
-            named = _dict(named, f"{where}: inputs[{j}]")
-            arg_name = str(named.get("name", j))
-            tensors = _tensor_names(named.get("arg"), f"{where}: input {arg_name!r}")
-            arguments[arg_name] = tensors
-            copy_asked |= arg_name == "copy" and named.get("arg") == {"as_bool": True}
-            if not tensors:
-                shown_args.append(f"{arg_name}={_argument_text(named.get('arg'))}")
+        arguments, shown_args, copy_asked = self._arguments(entry, where)
         for tensors in arguments.values():
             for t in tensors:
                 if t not in self.tensors:
@@ -423,25 +416,29 @@ class _Builder:
         for root in written + created:
             self.use(root, name, writes=True)
 
-        attrs = {"target": target}
-        if scope or module_class:
-            attrs["module"] = f"{scope or '(root)'} ({module_class})" if module_class else scope
-        if shapes:
-            attrs["results"] = "; ".join(shapes)
-        if alias_notes:
-            attrs["aliases"] = "; ".join(alias_notes)
-        if shown_args:
-            attrs["arguments"] = ", ".join(shown_args)
-        stack = metadata.get("stack_trace")
-        if isinstance(stack, str) and stack:
-            frames = _frames(stack)
-            attrs["stack"] = " ← ".join(reversed(frames)) if frames else stack.strip()[:200]
+        attrs = _node_attrs(target, metadata, shapes, alias_notes, shown_args)
         slab = [r for r in read_roots if r in self.buffers]
         outs = [r for r in dict.fromkeys(written + created) if r in self.buffers]
         return Node(name, op, inputs=tuple(self.buffers[r]["name"] for r in slab
                                            if r not in outs),
                     outputs=tuple(self.buffers[r]["name"] for r in outs),
                     attrs=MappingProxyType(attrs))
+
+    @staticmethod
+    def _arguments(entry: dict, where: str) -> tuple[dict[str, list[str]], list[str], bool]:
+        """The node's tensor arguments by name, its other arguments as text, and whether it
+        asks for a copy (`to(..., copy=True)` copies even when nothing changes)."""
+        arguments: dict[str, list[str]] = {}
+        shown, copy_asked = [], False
+        for j, named in enumerate(_list(entry.get("inputs", []), f"{where}: inputs")):
+            named = _dict(named, f"{where}: inputs[{j}]")
+            arg_name = str(named.get("name", j))
+            tensors = _tensor_names(named.get("arg"), f"{where}: input {arg_name!r}")
+            arguments[arg_name] = tensors
+            copy_asked |= arg_name == "copy" and named.get("arg") == {"as_bool": True}
+            if not tensors:
+                shown.append(f"{arg_name}={_argument_text(named.get('arg'))}")
+        return arguments, shown, copy_asked
 
     def _aliases(self, target: str, result: str, source: str, alias: ResultAlias) -> bool:
         """Whether `result` shares `source`'s storage (ops that may copy decide by the metas)."""
@@ -452,6 +449,27 @@ class _Builder:
         if overload in SAME_OR_COPY or alias.maybe:
             return self.metas.same_storage_layout(source, result)
         return True
+
+
+def _node_attrs(target: str, metadata: dict, shapes: list[str], alias_notes: list[str],
+                shown_args: list[str]) -> dict[str, str]:
+    """What the node panel lists for a node: target, module, results, aliases, arguments and
+    the stack it was traced from (innermost frame first)."""
+    attrs = {"target": target}
+    scope, module_class = _module_scope(metadata)
+    if scope or module_class:
+        attrs["module"] = f"{scope or '(root)'} ({module_class})" if module_class else scope
+    if shapes:
+        attrs["results"] = "; ".join(shapes)
+    if alias_notes:
+        attrs["aliases"] = "; ".join(alias_notes)
+    if shown_args:
+        attrs["arguments"] = ", ".join(shown_args)
+    stack = metadata.get("stack_trace")
+    if isinstance(stack, str) and stack:
+        frames = _frames(stack)
+        attrs["stack"] = " ← ".join(reversed(frames)) if frames else stack.strip()[:200]
+    return attrs
 
 
 def _node_names(nodes: list, taken: set[str]) -> list[str]:
