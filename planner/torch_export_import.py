@@ -157,7 +157,7 @@ class _Metas:
 
     def dtype(self, tensor: str) -> tuple[str, int]:
         code = self.meta(tensor).get("dtype")
-        if code not in SCALAR_TYPES:
+        if type(code) is not int or code not in SCALAR_TYPES:
             raise PlanError(f"tensor {tensor!r} has dtype {code!r}, which has no known size")
         return SCALAR_TYPES[code]
 

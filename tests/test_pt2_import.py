@@ -12,6 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import planner
 from app.cli import main
@@ -377,3 +379,64 @@ def test_malformed_programs_are_one_line(tmp_path, capsys, edit, fragment):
 ])
 def test_model_json_that_is_not_a_program_is_one_line(tmp_path, capsys, text, fragment):
     _refused(_rewrite(tmp_path / "bad.pt2", {"models/model.json": text}), capsys, fragment)
+
+
+# --- fuzzing: whatever the archive holds, a graph or one PlanError line ----------------------
+
+FUZZ = settings(max_examples=40, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+_scalars = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
+            | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.sampled_from(["as_tensor", "as_int", "name", "as_expr",
+                                                          "as_tensors", "hint", "x"]), inner,
+                                         max_size=2), max_leaves=8)
+
+
+def _paths(value, prefix=()):
+    """Every path to a value inside the program, as key and index tuples."""
+    yield prefix
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        yield from _paths(inner, prefix + (key,))
+
+
+def _load_or_one_line(path: Path) -> None:
+    try:
+        graph = planner.load(path)
+    except planner.PlanError as exc:
+        assert "\n" not in str(exc), str(exc)
+        return
+    planner.verify(graph, planner.plan(graph))
+
+
+_PROGRAM_PATHS = [p for p in _paths(_model_json()) if p]
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(_PROGRAM_PATHS), _values), min_size=1, max_size=3))
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_fuzzed_programs_load_or_fail_in_one_line(tmp_path, edits):
+    program = _model_json()
+    for path, value in edits:
+        parent = program
+        try:
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier edit removed the path
+    archive = _rewrite(tmp_path / "fuzz.pt2", {"models/model.json": json.dumps(program).encode()})
+    _load_or_one_line(archive)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)), min_size=1, max_size=8))
+def test_fuzzed_archive_bytes_load_or_fail_in_one_line(tmp_path, flips):
+    data = bytearray(MLP.read_bytes())
+    for where, value in flips:
+        data[where % len(data)] = value
+    archive = tmp_path / "flipped.pt2"
+    archive.write_bytes(bytes(data))
+    _load_or_one_line(archive)
