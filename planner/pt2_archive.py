@@ -65,6 +65,7 @@ def read_export_archive(path) -> ExportArchive:
             raise PlanError(f"{path}: not a zip archive, so not a torch.export .pt2 file")
         handle.seek(0)
         try:
+            _check_directory(handle, path)
             with zipfile.ZipFile(handle) as archive:
                 member, layout = _model_member(archive, path)
                 data = _read_member(archive, member, path)
@@ -107,6 +108,20 @@ def _parse_program(text: str, where: str):
 def _first_line(exc: Exception) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else "no detail"
+
+
+def _check_directory(handle, path: Path) -> None:
+    """Refuse a central directory with too many members before `zipfile` reads it all into
+    memory (its end record says how many there are and how long it is)."""
+    # zipfile's own parser of the end record (private, but the one that ZipFile then trusts).
+    end = zipfile._EndRecData(handle)
+    handle.seek(0)
+    if end is None:
+        return  # ZipFile raises BadZipFile for it, in the words of the caller
+    entries, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]
+    if entries > MEMBERS_LIMIT or size > MEMBERS_LIMIT * 1024:
+        raise PlanError(f"{path}: {entries:,} members in a {size:,}-byte directory is over the "
+                        f"limit of {MEMBERS_LIMIT:,} members (not read)")
 
 
 def _check_name(name: str, path: Path) -> None:

@@ -440,3 +440,10 @@ def test_fuzzed_archive_bytes_load_or_fail_in_one_line(tmp_path, flips):
     archive = tmp_path / "flipped.pt2"
     archive.write_bytes(bytes(data))
     _load_or_one_line(archive)
+
+
+def test_a_directory_of_too_many_members_is_refused_before_it_is_read(tmp_path, capsys,
+                                                                       monkeypatch):
+    monkeypatch.setattr(pt2_archive, "MEMBERS_LIMIT", 10)
+    _refused(_rewrite(tmp_path / "many.pt2"), capsys, "members in a", "over the limit of 10 "
+             "members (not read)")
