@@ -2,7 +2,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test clean
+.PHONY: run test test-torch clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -16,11 +16,20 @@ $(VENV)/.test-deps: pyproject.toml constraints.txt | $(PY)
 	$(PY) -m pip install -q -c constraints.txt -e '.[test,onnx]'
 	touch $@
 
+# The torch extra is large (about 750 MB installed), so only this target installs it; without
+# it the torch tests skip with a reason and .pt2 files still load (they are read as zip + JSON).
+$(VENV)/.torch-deps: pyproject.toml constraints.txt $(VENV)/.test-deps
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,onnx,torch]'
+	touch $@
+
 run: $(VENV)/.run-deps
 	$(VENV)/bin/slabscope
 
 test: $(VENV)/.test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+test-torch: $(VENV)/.torch-deps
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_torch_export.py tests/test_pt2_import.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -36,7 +36,7 @@ from app.views.slab_view import SlabView
 from app.views.timeline_view import TimelineView
 
 SESSION_SUFFIX = ".slabscope"
-GRAPH_FILTER = "Graphs (*.json *.onnx *.csv *.pickle);;All files (*)"
+GRAPH_FILTER = "Graphs (*.json *.onnx *.pt2 *.csv *.pickle);;All files (*)"
 SESSION_FILTER = f"Slabscope sessions (*{SESSION_SUFFIX});;All files (*)"
 RECENT_KEY = "recent_files"
 RECENT_LIMIT = 8

@@ -29,10 +29,12 @@ BUFFER_KEYS = ("name", "bytes", "shape", "dtype", "uses", "kind")
 
 
 def load(path, include_weights: bool = False, *, cancel: CancelToken = NEVER) -> Graph:
-    """Read the graph file at `path`: JSON, ONNX (`.onnx`), MiniMalloc CSV (`.csv`) or a PyTorch
-    memory snapshot (`.pickle`, the first device with a trace; see `load_snapshot`).
+    """Read the graph file at `path`: JSON, ONNX (`.onnx`), a `torch.export` archive (`.pt2`,
+    read as zip + JSON), MiniMalloc CSV (`.csv`) or a PyTorch memory snapshot (`.pickle`, the
+    first device with a trace; see `load_snapshot`).
 
-    `include_weights` only matters for ONNX: keep initializers and constants in the slab. What
+    `include_weights` only matters for ONNX and `.pt2`: keep initializers and constants (or
+    parameters, buffers and constants) in the slab. What
     the ONNX import had to guess (dimensions taken as 1) is reported as a `UserWarning`. Every
     failure is a `PlanError` of one line that starts with the path (names with newlines appear
     escaped). `cancel` stops
@@ -58,6 +60,13 @@ def _read(path: Path, include_weights: bool, cancel: CancelToken) -> Graph:
         from .onnx_import import load_onnx
 
         graph, notes = load_onnx(path, include_weights=include_weights)
+        if notes.guesses():
+            warnings.warn(f"{path.name}: {notes.guesses()}", stacklevel=3)
+        return graph
+    if suffix == ".pt2":
+        from .torch_export_import import load_pt2
+
+        graph, notes = load_pt2(path, include_weights=include_weights)
         if notes.guesses():
             warnings.warn(f"{path.name}: {notes.guesses()}", stacklevel=3)
         return graph

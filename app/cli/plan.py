@@ -18,15 +18,16 @@ JSON_INDENT_LIMIT = 10_000
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope plan`."""
-    parser.add_argument("file", help="graph file (.json, .onnx, MiniMalloc .csv or PyTorch "
-                                     "memory snapshot .pickle)")
+    parser.add_argument("file", help="graph file (.json, .onnx, torch.export .pt2, MiniMalloc "
+                                     ".csv or PyTorch memory snapshot .pickle)")
     parser.add_argument("--order", help="request order: buffer names separated by commas, "
                                         "placed first; the rest follow in the file's order")
     parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
     add_planning_options(parser)
     parser.add_argument("--include-weights", action="store_true",
-                        help="ONNX only: keep initializers and constants in the slab")
+                        help="ONNX and .pt2 only: keep initializers and constants "
+                             "(parameters, buffers, constants) in the slab")
     parser.add_argument("--device", type=int, metavar="N",
                         help="PyTorch snapshots only: the device whose trace to plan "
                              "(default: the first with one)")
