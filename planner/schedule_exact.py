@@ -35,12 +35,15 @@ class Reordering:
 
 def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last: np.ndarray,
             start: int, bound: int, strict: bool, state_limit: int,
-            check: Callable[[], None] = lambda: None) -> Reordering:
+            check: Callable[[], None] = lambda: None, truncate: bool = True,
+            total_limit: int | None = None) -> Reordering:
     """The best order of `nodes`, the steps `start`.. of an order whose buffers are first and last
     used at steps `first` and `last`, keeping peaks <= `bound` (< `bound` when `strict`).
 
-    At most `state_limit` downsets are kept per layer; past that the result is incomplete.
-    `check` is called once per layer (it may raise to cancel).
+    At most `state_limit` downsets are kept per layer: past that the layer is cut to the most
+    promising ones when `truncate` (a beam search, no longer a proof), or the search stops with
+    no order; so it does past `total_limit` downsets in all. `check` is called once per layer
+    (it may raise to cancel).
     """
     w = len(nodes)
     local = {v: k for k, v in enumerate(nodes)}
@@ -50,6 +53,7 @@ def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last:
     live_before = (first < start) & (last >= start)
     resident0 = int(sizes[live_before].sum())
     pred_mask = []
+    succ_local = []
     touches = []  # per local node: (use mask, started before the window, used after it, bytes)
     masks: dict[int, int] = {}
     for v in nodes:
@@ -58,6 +62,7 @@ def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last:
             if p in local:
                 bits |= 1 << local[p]
         pred_mask.append(bits)
+        succ_local.append([local[s] for s in problem.succs(v).tolist() if s in local])
         mine = []
         for b in problem.buffers_of(v).tolist():
             if b not in masks:
@@ -69,21 +74,24 @@ def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last:
             mine.append((masks[b], bool(first[b] < start), bool(last[b] >= end), int(sizes[b])))
         touches.append(mine)
     limit = bound - 1 if strict else bound
-    # Per downset: (peak, total, resident bytes after it, previous downset, last node).
-    layer: dict[int, tuple[int, int, int, int, int]] = {0: (0, 0, resident0, -1, -1)}
+    ready0 = sum(1 << k for k in range(w) if pred_mask[k] == 0)
+    # Per downset: (peak, total, resident bytes after it, ready nodes, previous downset, node).
+    layer: dict[int, tuple] = {0: (0, 0, resident0, ready0, -1, -1)}
     history = []
     complete = True
+    kept = 1
     for _ in range(w):
         check()
-        following: dict[int, tuple[int, int, int, int, int]] = {}
-        for done, (peak, total, resident, _, _) in layer.items():
-            for k in range(w):
-                bit = 1 << k
-                if done & bit or pred_mask[k] & ~done:
-                    continue
+        following: dict[int, tuple] = {}
+        for done, (peak, total, resident, ready, _, _) in layer.items():
+            waiting = ready
+            while waiting:
+                low = waiting & -waiting
+                waiting ^= low
+                k = low.bit_length() - 1
                 step = resident
                 freed = 0
-                after = done | bit
+                after = done | low
                 for mask, before, later, size in touches[k]:
                     if not before and not mask & done:
                         step += size
@@ -94,12 +102,24 @@ def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last:
                 value = (max(peak, step), total + step)
                 known = following.get(after)
                 if known is None or value < known[:2]:
-                    following[after] = (value[0], value[1], step - freed, done, k)
+                    if known is not None:
+                        now_ready = known[3]
+                    else:
+                        now_ready = ready ^ low
+                        for s in succ_local[k]:
+                            if not pred_mask[s] & ~after:
+                                now_ready |= 1 << s
+                    following[after] = (value[0], value[1], step - freed, now_ready, done, k)
         if len(following) > state_limit:
-            # Keep the most promising downsets; the result is then no longer a proof.
             complete = False
-            kept = sorted(following.items(), key=lambda item: item[1][:2])[:state_limit]
-            following = dict(kept)
+            if not truncate:
+                return Reordering(None, 0, 0, False)
+            # Keep the most promising downsets; the result is then no longer a proof.
+            following = dict(sorted(following.items(), key=lambda item: item[1][:2])
+                             [:state_limit])
+        kept += len(following)
+        if total_limit is not None and kept > total_limit:
+            return Reordering(None, 0, 0, False)
         history.append(following)
         layer = following
         if not layer:
@@ -109,7 +129,7 @@ def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last:
     order = []
     mask = full
     for states in reversed(history):
-        _, _, _, previous, k = states[mask]
+        previous, k = states[mask][4], states[mask][5]
         order.append(nodes[k])
         mask = previous
     order.reverse()

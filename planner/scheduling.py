@@ -5,8 +5,9 @@ bytes, under the serial model's lifetimes (a buffer lives from its first use to 
    and the list schedulers LPMF, BFS and DFS (`list_schedulers`); the best of them is kept, so
    the result is never worse than any.
 2. A lower bound on every order's peak (`schedule_bound`); an order meeting it is optimal.
-3. Small graphs: dynamic programming over downsets with branch and bound (`schedule_exact`);
-   when it finishes, its order is optimal (or it proves the incumbent is).
+3. Dynamic programming over downsets with branch and bound (`schedule_exact`), on graphs
+   whose downsets stay few enough (narrow DAGs, small graphs); when it finishes, its order is
+   optimal (or it proves the incumbent is).
 4. Otherwise, improvement until the steps or the budget run out: exact reordering of windows
    of consecutive steps around the peak, local moves of single nodes (`schedule_moves`), and
    restarts from LPMF perturbed by seeded noise.
@@ -33,9 +34,12 @@ from .schedule_moves import improve_by_moves
 from .schedule_problem import ScheduleProblem, _positions, _profile, fits_int64
 from .serial_model import serial_schedule
 
-# Whole-graph DP is tried up to this many nodes, keeping this many downsets per layer.
-EXACT_NODES = 64
-EXACT_STATES = 60_000
+# Whole-graph DP is tried up to this many nodes; it gives up past this many downsets in one
+# layer or in all (each kept downset costs a few hundred bytes), or half the budget.
+EXACT_NODES = 5_000
+EXACT_STATES = 20_000
+EXACT_TOTAL_STATES = 400_000
+EXACT_SHARE = 0.5
 # Window reordering: sizes drawn from this range, downsets per layer kept.
 WINDOW_SIZES = (6, 12)
 WINDOW_STATES = 300
@@ -139,11 +143,11 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     optimal = best_peak <= bound.bytes
     used = 0
     if not optimal and problem.n <= EXACT_NODES:
-        found = reorder(problem, list(range(problem.n)), *_first_last(problem, best), 0,
-                        best_peak, True, EXACT_STATES, cancel.check)
-        if found.order is not None:
+        found = _exact(problem, best, best_peak, time.perf_counter() + EXACT_SHARE * budget,
+                       cancel)
+        if found is not None and found.order is not None:
             best, best_peak, source = np.asarray(found.order, dtype=np.int64), found.peak, "exact"
-        optimal = found.complete
+        optimal = found is not None and found.complete
     if not optimal:
         search = _Improvement(problem, seed, iterations, deadline, cancel)
         best, improved = search.run(best, best_peak)
@@ -158,6 +162,26 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     return Schedule(tuple(names[v] for v in best), best_peak, given_peak, peaks, bound.bytes,
                     names[bound.node] if bound.node >= 0 else None, proof, None, source, seed,
                     used)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _exact(problem: ScheduleProblem, best: np.ndarray, best_peak: int, deadline: float,
+           cancel: CancelToken):
+    """The downset DP over the whole graph below `best_peak`, or None when it ran out of time."""
+    def check() -> None:
+        cancel.check()
+        if time.perf_counter() >= deadline:
+            raise _OutOfTime
+
+    try:
+        return reorder(problem, list(range(problem.n)), *_first_last(problem, best), 0,
+                       best_peak, True, EXACT_STATES, check, truncate=False,
+                       total_limit=EXACT_TOTAL_STATES)
+    except _OutOfTime:
+        return None
 
 
 def _first_last(problem: ScheduleProblem, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
