@@ -54,11 +54,13 @@ def transformer_graphs() -> list[tuple[str, callable]]:
 
 
 def branchy_graphs(quick: bool) -> list[tuple[str, callable]]:
-    sizes = [(300, 1), (300, 2), (300, 3), (300, 4), (1000, 5), (1000, 6), (2000, 7)]
+    sizes = [(300, 4, 1), (300, 4, 2), (300, 8, 3), (300, 8, 4), (1000, 4, 5), (1000, 8, 6),
+             (2000, 4, 7), (2000, 8, 8)]
     if quick:
-        sizes = sizes[:2]
-    return [(f"branchy {n} nodes s{seed}", lambda n=n, seed=seed: branchy_graph(n, seed=seed))
-            for n, seed in sizes]
+        sizes = sizes[:3]
+    return [(f"branchy {n} b{b} s{seed}",
+             lambda n=n, b=b, seed=seed: branchy_graph(n, branches=b, seed=seed))
+            for n, b, seed in sizes]
 
 
 def main(argv=None) -> int:

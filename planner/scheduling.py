@@ -26,6 +26,7 @@ import numpy as np
 
 from .cancel import NEVER, CancelToken
 from .errors import PlanError
+from .gc_pause import paused_collection
 from .graph import Graph
 from .list_schedulers import LIST_SCHEDULERS, lpmf
 from .schedule_bound import schedule_bound
@@ -143,8 +144,9 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     optimal = best_peak <= bound.bytes
     used = 0
     if not optimal and problem.n <= EXACT_NODES:
-        found = _exact(problem, best, best_peak, time.perf_counter() + EXACT_SHARE * budget,
-                       cancel)
+        with paused_collection():  # the DP's many small tuples would make the collector rescan
+            found = _exact(problem, best, best_peak, time.perf_counter() + EXACT_SHARE * budget,
+                           cancel)
         if found is not None and found.order is not None:
             best, best_peak, source = np.asarray(found.order, dtype=np.int64), found.peak, "exact"
         optimal = found is not None and found.complete
