@@ -8,7 +8,8 @@ bytes, under the serial model's lifetimes (a buffer lives from its first use to 
 3. Dynamic programming over downsets with branch and bound (`schedule_exact`), on graphs
    whose downsets stay few enough (narrow DAGs, small graphs); when it finishes, its order is
    optimal (or it proves the incumbent is).
-4. Otherwise, improvement until the steps or the budget run out: exact reordering of windows
+4. Otherwise the same DP as a beam search (the lowest few downsets per layer) for one more
+   start, then improvement until the steps or the budget run out: exact reordering of windows
    of consecutive steps around the peak, local moves of single nodes (`schedule_moves`), and
    restarts from LPMF perturbed by seeded noise.
 
@@ -38,9 +39,13 @@ from .serial_model import serial_schedule
 # Whole-graph DP is tried up to this many nodes; it gives up past this many downsets in one
 # layer or in all (each kept downset costs a few hundred bytes), or half the budget.
 EXACT_NODES = 5_000
-EXACT_STATES = 20_000
+EXACT_STATES = 2_000
 EXACT_TOTAL_STATES = 400_000
 EXACT_SHARE = 0.5
+# Otherwise the same DP as a beam search (this many downsets kept per layer, the lowest) gives
+# another start, within this share of the budget.
+BEAM_STATES = 24
+BEAM_SHARE = 0.25
 # Window reordering: sizes drawn from this range, downsets per layer kept.
 WINDOW_SIZES = (6, 12)
 WINDOW_STATES = 300
@@ -143,21 +148,32 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     bound = schedule_bound(problem, graph.topo, cancel)
     optimal = best_peak <= bound.bytes
     used = 0
+    beam = None
     if not optimal and problem.n <= EXACT_NODES:
         with paused_collection():  # the DP's many small tuples would make the collector rescan
-            found = _exact(problem, best, best_peak, time.perf_counter() + EXACT_SHARE * budget,
-                           cancel)
+            found = _dp(problem, best, best_peak, time.perf_counter() + EXACT_SHARE * budget,
+                        cancel, EXACT_STATES, truncate=False, strict=True)
         if found is not None and found.order is not None:
             best, best_peak, source = np.asarray(found.order, dtype=np.int64), found.peak, "exact"
         optimal = found is not None and found.complete
     if not optimal:
-        search = _Improvement(problem, seed, iterations, deadline, cancel)
-        best, improved = search.run(best, best_peak)
+        with paused_collection():
+            found = _dp(problem, best, best_peak, time.perf_counter() + BEAM_SHARE * budget,
+                        cancel, BEAM_STATES, truncate=True, strict=False)
+        if found is not None and found.order is not None and found.peak < best_peak:
+            beam = np.asarray(found.order, dtype=np.int64)
+    if not optimal:
+        # Improvement starts from the best list schedule; the beam's order is its first restart
+        # (starting from it alone can trap the moves near it).
+        search = _Improvement(problem, seed, iterations, deadline, cancel,
+                              [] if beam is None else [beam])
+        improved, origin = search.run(best)
         used = search.used
-        new_peak = problem.peak(best)
-        if improved and new_peak < best_peak:
-            source = f"{source}, improved"
-        best_peak = new_peak
+        new_peak = problem.peak(improved)
+        if new_peak < best_peak:
+            best, best_peak = improved, new_peak
+            source = {"start": f"{source}, improved", "restart": "seeded restart, improved",
+                      "beam": "beam search", "beam, improved": "beam search, improved"}[origin]
         optimal = best_peak <= bound.bytes
     proof = "optimal" if optimal else \
         f"within {best_peak / bound.bytes - 1:.1%} of the lower bound" if bound.bytes else ""
@@ -170,9 +186,10 @@ class _OutOfTime(Exception):
     pass
 
 
-def _exact(problem: ScheduleProblem, best: np.ndarray, best_peak: int, deadline: float,
-           cancel: CancelToken):
-    """The downset DP over the whole graph below `best_peak`, or None when it ran out of time."""
+def _dp(problem: ScheduleProblem, best: np.ndarray, best_peak: int, deadline: float,
+        cancel: CancelToken, states: int, truncate: bool, strict: bool):
+    """The downset DP over the whole graph (exact, or a beam search when `truncate`) within
+    `best_peak`, or None when it ran out of time."""
     def check() -> None:
         cancel.check()
         if time.perf_counter() >= deadline:
@@ -180,8 +197,8 @@ def _exact(problem: ScheduleProblem, best: np.ndarray, best_peak: int, deadline:
 
     try:
         return reorder(problem, list(range(problem.n)), *_first_last(problem, best), 0,
-                       best_peak, True, EXACT_STATES, check, truncate=False,
-                       total_limit=EXACT_TOTAL_STATES)
+                       best_peak, strict, states, check, truncate=truncate,
+                       total_limit=None if truncate else EXACT_TOTAL_STATES)
     except _OutOfTime:
         return None
 
@@ -203,8 +220,9 @@ class _Improvement:
     """Window reordering, local moves and restarts under a step limit, deadline and cancel."""
 
     def __init__(self, problem: ScheduleProblem, seed: int, iterations: int | None,
-                 deadline: float, cancel: CancelToken):
+                 deadline: float, cancel: CancelToken, restarts: list[np.ndarray]):
         self.problem = problem
+        self.restarts = [("beam", order) for order in restarts]
         self.rng = np.random.default_rng(seed)
         self.limit = iterations
         self.deadline = deadline
@@ -216,10 +234,14 @@ class _Improvement:
         return (self.limit is not None and self.used >= self.limit) or \
             time.perf_counter() >= self.deadline
 
-    def run(self, start: np.ndarray, start_peak: int) -> tuple[np.ndarray, bool]:
-        """The best order found from `start`, and whether it beats `start`."""
-        best, best_key = start.copy(), self._key(start)
-        current, stalled = start.copy(), 0
+    def run(self, start: np.ndarray) -> tuple[np.ndarray, str]:
+        """The best order found from `start` and the restarts, and where it came from
+        ("start", "beam", "beam, improved", "restart")."""
+        best, best_key, best_origin = start.copy(), self._key(start), "start"
+        current, origin, stalled = start.copy(), "start", 0
+        for label, order in self.restarts:  # a restart that is already better counts as is
+            if self._key(order) < best_key:
+                best, best_key, best_origin = order.copy(), self._key(order), label
         while not self.over():
             before = self._key(current)
             self._windows(current)
@@ -227,11 +249,17 @@ class _Improvement:
             key = self._key(current)
             if key < best_key:
                 best, best_key = current.copy(), key
+                best_origin = origin if origin != "beam" else "beam, improved"
             stalled = stalled + 1 if key >= before else 0
             if stalled >= STALL_ROUNDS:
-                noise = np.exp(self.rng.normal(0.0, RESTART_NOISE, self.problem.n))
-                current, stalled = lpmf(self.problem, _positions(best), noise), 0
-        return best, best_key[0] < start_peak
+                if self.restarts:
+                    origin, current = self.restarts.pop(0)
+                    current = current.copy()
+                else:
+                    noise = np.exp(self.rng.normal(0.0, RESTART_NOISE, self.problem.n))
+                    current, origin = lpmf(self.problem, _positions(best), noise), "restart"
+                stalled = 0
+        return best, best_origin
 
     def _key(self, order: np.ndarray) -> tuple[int, int, int]:
         curve = self.problem.profile(order)
