@@ -51,6 +51,10 @@ def test_choosing_the_best_order_is_background_work_undone_like_a_reorder(qtbot,
     session.undo_stack.redo()  # the order is kept: no second search
     assert session.busy is None or not session.busy.startswith("Choosing")
     assert session.schedule == result.schedule.order
+    controls.actions["given"].trigger()  # the given order, still serial: before and after
+    qtbot.waitUntil(lambda: session.plan is not None and session.busy is None, timeout=20000)
+    assert session.graph is given and session.conflicts == "serial"
+    assert session.plan.slab_bytes == result.given_slab
 
 
 def test_choosing_can_be_cancelled(qtbot, window):

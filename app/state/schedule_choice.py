@@ -6,7 +6,8 @@ slabs side by side with the session's algorithm (the DAG-safe slab, the serial s
 given order, the serial slab in the best order). The switch itself is an undoable edit like a
 reorder: the session's `graph` becomes the loaded graph with the chosen order as its schedule,
 under the serial model, so the lifetime map and every panel show that order; undo puts the
-given order (and the conflict model before) back. Results are kept per loaded graph, so
+given order and the conflict model before back. Choosing the given order from the menu keeps
+the serial model, so the lifetime map shows the given order and the best one in turn. Results are kept per loaded graph, so
 switching back and forth is immediate.
 """
 
@@ -97,7 +98,8 @@ class ScheduleChoice:
         if session.graph is None or which == self.current:
             return
         if which == "given":
-            self._push(self._given, None, self._conflicts_before, "Use the given order")
+            # Still serial: the lifetime map then shows the given order beside the best one.
+            self._push(self._given, None, "serial", "Use the given order")
             return
         known = self.result
         if known is not None:
@@ -124,7 +126,6 @@ class ScheduleChoice:
             self.session.sigError.emit(result.schedule.fixed)
             self.sigChanged.emit()
             return
-        self._conflicts_before = self.session.conflicts
         self._push(result.scheduled, result.schedule.order, "serial", "Choose the best order")
 
     def _push(self, graph, schedule, conflicts, text: str) -> None:
@@ -144,6 +145,5 @@ class ScheduleChoice:
         # A new file: its graph as loaded is the given order's.
         if self.session.schedule is None:
             self._given = self.session.graph
-            self._conflicts_before = self.session.conflicts
             self._results = {}
         self.sigChanged.emit()
