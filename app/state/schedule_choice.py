@@ -7,8 +7,8 @@ given order, the serial slab in the best order). The switch itself is an undoabl
 reorder: the session's `graph` becomes the loaded graph with the chosen order as its schedule,
 under the serial model, so the lifetime map and every panel show that order; undo puts the
 given order and the conflict model before back. Choosing the given order from the menu keeps
-the serial model, so the lifetime map shows the given order and the best one in turn. Results are kept per loaded graph, so
-switching back and forth is immediate.
+the serial model, so the lifetime map shows the given order and the best one in turn. Results
+are kept per loaded graph, so switching back and forth is immediate.
 """
 
 from __future__ import annotations
