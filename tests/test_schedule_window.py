@@ -64,3 +64,22 @@ def test_choosing_can_be_cancelled(qtbot, window):
     session.cancel()
     qtbot.wait(300)
     assert session.schedule is None and session.busy is None
+
+
+def test_a_chain_keeps_its_order_and_the_window_says_so(qtbot, tmp_path, monkeypatch):
+    path = tmp_path / "chain.csv"
+    path.write_text("id,lower,upper,size\na,0,2,10\nb,1,3,20\nc,2,4,5\n")
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    monkeypatch.setattr(win, "confirm_discard", lambda: True)
+    win.show()
+    win.open_path(path)
+    qtbot.waitUntil(lambda: win.session.plan is not None and win.session.busy is None,
+                    timeout=20000)
+    errors = []
+    win.session.sigError.connect(errors.append)
+    win.schedule_controls.actions["best"].trigger()
+    qtbot.waitUntil(lambda: win.schedule_controls.choice.result is not None, timeout=20000)
+    assert win.session.schedule is None and win.schedule_controls.actions["given"].isChecked()
+    assert "only one" in win.schedule_controls.label.text()
+    assert errors and "cannot change" in errors[-1]

@@ -25,13 +25,15 @@ from app.state.undo import UndoCommand
 
 @dataclass(frozen=True)
 class ScheduleResult:
-    """The best order of one loaded graph, that graph scheduled in it, and the three slabs."""
+    """The best order of one loaded graph, that graph scheduled in it, and the three slabs
+    (planned by `algorithm`)."""
 
     schedule: planner.Schedule
     scheduled: planner.Graph
     dag_slab: int | None
     given_slab: int
     best_slab: int
+    algorithm: str
 
 
 def choose_schedule(graph: planner.Graph, algorithm: str, budget: float, token
@@ -48,7 +50,8 @@ def choose_schedule(graph: planner.Graph, algorithm: str, budget: float, token
         dag = slab(graph, "dag")
     except planner.CapacityError:
         dag = None
-    return ScheduleResult(chosen, scheduled, dag, slab(graph, "serial"), slab(scheduled, "serial"))
+    return ScheduleResult(chosen, scheduled, dag, slab(graph, "serial"), slab(scheduled, "serial"),
+                          algorithm)
 
 
 class _SetSchedule(UndoCommand):
@@ -116,6 +119,7 @@ class ScheduleChoice:
         def failed(message: str) -> None:
             session._set_busy(None)
             session.sigError.emit(message)
+            session._request_plan()  # starting this task cancelled any plan on its way
 
         session._start(Task(f"Choosing the execution order of {graph.name}",
                             lambda token: choose_schedule(graph, algorithm, budget, token),

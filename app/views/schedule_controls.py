@@ -52,7 +52,8 @@ class ScheduleControls:
         dag = format_bytes(result.dag_slab) if result.dag_slab is not None else "?"
         return (f"slab: DAG-safe {dag} · serial, given order {format_bytes(result.given_slab)} · "
                 f"serial, best order {format_bytes(result.best_slab)} (peak "
-                f"{format_bytes(chosen.peak_bytes)}, {chosen.proof or 'no bound'})")
+                f"{format_bytes(chosen.peak_bytes)}, {chosen.proof or 'no bound'}; "
+                f"{result.algorithm})")
 
     def _sync(self, *_) -> None:
         for which, action in self.actions.items():
