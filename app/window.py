@@ -32,6 +32,7 @@ from app.views.inspector import Inspector
 from app.views.lifetime_view import LifetimeView
 from app.views.request_list import RequestList, format_bytes
 from app.views.allocator_panel import AllocatorPanel
+from app.views.schedule_controls import ScheduleControls
 from app.views.slab_view import SlabView
 from app.views.timeline_view import TimelineView
 
@@ -185,6 +186,7 @@ class MainWindow(QMainWindow):
                                                    planner.ALGORITHMS, self.session.set_algorithm)
         self.conflict_actions = self._choice_menu(plan_menu.addMenu("&Conflict Model"),
                                                   planner.CONFLICT_MODELS, self.session.set_conflicts)
+        self.schedule_controls = ScheduleControls(self, self.session, plan_menu)
         plan_menu.addSeparator()
         self._action(plan_menu, "Set Ca&pacity…", self.choose_capacity, "Ctrl+Shift+C")
         self._action(plan_menu, "&No Capacity Limit", lambda: self.session.set_capacity(None))

@@ -11,6 +11,7 @@ from planner.minimalloc_csv import write_minimalloc_csv
 from planner.torch_snapshot import load_snapshot
 
 from app.cli.options import add_planning_options, conflicts_for, search_options
+from app.cli.schedule_option import add_schedule_option, apply_schedule, format_schedule
 
 # Past this many placements, `--json` prints without indentation.
 JSON_INDENT_LIMIT = 10_000
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--capacity", type=int, help="slab capacity in bytes (a hard limit)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
     add_planning_options(parser)
+    add_schedule_option(parser)
     parser.add_argument("--include-weights", action="store_true",
                         help="ONNX and .pt2 only: keep initializers and constants "
                              "(parameters, buffers, constants) in the slab")
@@ -43,7 +45,7 @@ def split_order(text: str | None) -> list[str] | None:
 def run(args) -> int:
     """Plan the file and print it; errors propagate as PlanError for the dispatcher."""
     graph = load_graph(args)
-    conflicts = conflicts_for(args, graph)
+    graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
     result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
                           capacity=args.capacity, conflicts=conflicts, budget=args.budget,
                           **search_options(args))
@@ -52,6 +54,8 @@ def run(args) -> int:
         data = result.to_dict()
         data["lower_bound_bytes"] = bound.bytes
         data["gap"] = gap(result, bound)
+        if chosen is not None:
+            data.update(chosen.to_dict())
         if graph.allocator is not None:
             data["allocator"] = {"peak_reserved_bytes": graph.allocator.peak_reserved_bytes,
                                  "peak_allocated_bytes": graph.allocator.peak_allocated_bytes,
@@ -61,6 +65,8 @@ def run(args) -> int:
         print(json.dumps(data, indent=indent))
     else:
         print(format_plan(graph, result, bound))
+        if chosen is not None:
+            print("\n".join(format_schedule(chosen)))
         if graph.allocator is not None:
             print(format_allocator(graph.allocator, result))
     if args.csv:

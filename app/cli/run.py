@@ -11,6 +11,7 @@ from planner.input_limits import one_line
 
 from app.cli.options import add_planning_options, conflicts_for, search_options
 from app.cli.plan import split_order
+from app.cli.schedule_option import add_schedule_option, apply_schedule, format_schedule
 
 # Exit code when the run completes but its outputs differ from the per-buffer reference.
 EXIT_MISMATCH = 1
@@ -26,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cupy needs a CUDA device; auto falls back to numpy and says why")
     parser.add_argument("--repeats", type=int, default=10, help="timed executes (default 10)")
     add_planning_options(parser)
+    add_schedule_option(parser)
     parser.add_argument("--order", help="request order: buffer names separated by commas")
     parser.add_argument("--execute-order", help="run the nodes in this legal order (names "
                                                 "separated by commas; unlisted nodes fill in)")
@@ -39,7 +41,11 @@ def run(args) -> int:
     import gpu
 
     graph = planner.load(args.file)
-    conflicts = conflicts_for(args, graph)
+    if args.schedule == "best" and args.execute_order:
+        raise planner.PlanError("--schedule best chooses the execution order; it cannot be "
+                                "combined with --execute-order")
+    # The chosen order becomes the graph's schedule: the plan and the launches both follow it.
+    graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
     order = split_order(args.order)
     # The runner plans (and times) every placer itself but takes no budget, so a search is
     # planned here with the user's budget and handed in.
@@ -59,9 +65,14 @@ def run(args) -> int:
         print(f"slabscope: run failed: {first_line}", file=sys.stderr)
         return EXIT_RUN_FAILED
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        data = report.to_dict()
+        if chosen is not None:
+            data.update(chosen.to_dict())
+        print(json.dumps(data, indent=2))
     else:
         print(format_report(report))
+        if chosen is not None:
+            print("\n".join(format_schedule(chosen)))
     verified = report.verification is None or report.verification.ok
     return 0 if verified else EXIT_MISMATCH
 

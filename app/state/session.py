@@ -106,6 +106,9 @@ class Session:
         self.algorithm = "first-fit"
         self.conflicts = "dag"
         self.capacity: int | None = None
+        # The chosen execution order (node names), None for the given one; while one is chosen,
+        # `graph` is the loaded graph with it as its schedule (app.state.schedule_choice).
+        self.schedule: tuple[str, ...] | None = None
         self.budget = DEFAULT_BUDGET
         self.plan: planner.Plan | None = None
         self.plan_error: str | None = None
@@ -121,7 +124,7 @@ class Session:
         self.selection_model.sigSelectionChanged.connect(self.sigSelectionChanged.emit)
         self._previous_plan: planner.Plan | None = None  # on screen while `plan` is made
         self._plans: dict[tuple, PlanOutcome] = {}  # settings key -> outcome, this graph's
-        self._bounds: dict = {}  # conflict model name -> lower bound, this graph's
+        self._bounds: dict = {}  # (conflict model name, schedule) -> lower bound, this graph's
         # Functions of (graph, plan) and of a graph that views cache per object; the worker runs
         # them on each plan it makes and each graph it loads, so that showing it does not compute
         # them on the GUI thread.
@@ -152,7 +155,7 @@ class Session:
     def lower_bound(self):
         """The lower bound for the graph under the current conflict model; None without a graph
         or while it is still being computed (it always is known once `plan` is set)."""
-        return self._bounds.get(self.conflicts)
+        return self._bounds.get((self.conflicts, self.schedule))
 
     # --- loading -------------------------------------------------------------------------
 
@@ -227,6 +230,7 @@ class Session:
         self.algorithm = algorithm or self.algorithm
         self.conflicts = conflicts or planner.default_conflicts(graph)
         self.capacity = capacity
+        self.schedule = None
         self.last_run = None
         # The old graph's plans must not reach views that already see the new graph.
         self.plan, self.plan_error, self._previous_plan = None, None, None
@@ -309,11 +313,12 @@ class Session:
     def settings_key(self, **changed) -> tuple:
         """The settings a plan depends on, as a dictionary key (`changed` overrides some)."""
         values = {"order": self.order, "algorithm": self.algorithm, "conflicts": self.conflicts,
-                  "capacity": self.capacity, "budget": self.budget, **changed}
+                  "capacity": self.capacity, "budget": self.budget, "schedule": self.schedule,
+                  **changed}
         # Only search spends the budget; the other placers' plans do not depend on it.
         budget = values["budget"] if values["algorithm"] == "search" else None
         return (values["order"], values["algorithm"], values["conflicts"], values["capacity"],
-                budget)
+                budget, values["schedule"])
 
     def _request_plan(self) -> None:
         """Show the kept plan for the current settings at once, or start making it."""
@@ -326,7 +331,8 @@ class Session:
         if self.plan is not None:
             self._previous_plan = self.plan
         self.plan, self.plan_error = None, None
-        graph, bound = self.graph, self._bounds.get(self.conflicts)
+        graph, bound = self.graph, self._bounds.get((self.conflicts, self.schedule))
+        schedule = self.schedule
         preparers = tuple(self.prepare_plans)
         algorithm, order, capacity, conflicts, budget = (self.algorithm, self.order,
                                                          self.capacity, self.conflicts, self.budget)
@@ -351,7 +357,7 @@ class Session:
             self._show(outcome)
 
         def failed(message: str) -> None:
-            self._show(PlanOutcome(None, message, self._bounds.get(conflicts)))
+            self._show(PlanOutcome(None, message, self._bounds.get((conflicts, schedule))))
 
         what = f"{algorithm}, {conflicts} conflicts" + (
             f", up to {budget:g} s" if algorithm == "search" else "")
@@ -363,7 +369,7 @@ class Session:
         self.plan, self.plan_error = outcome.plan, outcome.error
         self._previous_plan = None
         if outcome.bound is not None:
-            self._bounds[self.conflicts] = outcome.bound
+            self._bounds[(self.conflicts, self.schedule)] = outcome.bound
         self._set_busy(None)
         self.sigPlanChanged.emit(old, self.plan)
         if outcome.error is not None:
