@@ -15,6 +15,7 @@ from app.views.buffer_details import describe_buffer, describe_buffer_line
 from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from app.views.kind_legend import KindLegend
+from app.views.margin_marks import merge_marks
 from app.views.outline_legend import OutlineLegend
 from app.views.palette import ANCESTOR
 from app.views.range_zoom import RangeZoomViewBox
@@ -26,7 +27,8 @@ PEAK_COLOR = QColor("#B00020")
 BOUND_COLOR = QColor("#1B7F3B")
 HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
               "Drag across a region to zoom into it, Shift+drag pans, double-click shows all.")
-MERGE_MARKS = 0.04          # of the visible bytes: closer than this, peak and bound share one label
+PLAN_COLOR = QColor("#555555")
+RESERVED_COLOR = QColor("#E67E00")
 
 
 PLANNED, PYTORCH = "planned offsets", "PyTorch's addresses (segments end to end)"
@@ -117,9 +119,11 @@ class LifetimeView(QWidget):
         self.view_box = plot.getViewBox()
         self.view_box.setDefaultPadding(0.06)  # the top tick's label stays inside the plot
         self.view_box.sigYRangeChanged.connect(self._label_marks)
+        self.view_box.sigResized.connect(self._label_marks)  # pixels per byte change with the size
         self._exporting = False
         self._described: str | None = None
         self._marks: list[tuple[float, str]] = []
+        self._lines_wanted: list[tuple[float, str]] = []
         self._peak_text = ""
         self.layer = RectLayer()
         self.layer.on_hover = session.hover_buffer
@@ -127,6 +131,9 @@ class LifetimeView(QWidget):
         plot.addItem(self.layer)
         self.peak_line = self._line(PEAK_COLOR)
         self.lower_bound_line = self._line(BOUND_COLOR)
+        # In PyTorch's-address mode: the plan's slab as a reference, and PyTorch's reserved extent.
+        self.plan_line = self._line(PLAN_COLOR, Qt.PenStyle.DotLine)
+        self.reserved_line = self._line(RESERVED_COLOR, Qt.PenStyle.DashDotLine)
         self.peak_marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(PEAK_COLOR),
                                               pen=pg.mkPen(None))
         plot.addItem(self.peak_marker, ignoreBounds=True)
@@ -159,33 +166,32 @@ class LifetimeView(QWidget):
         session.selection_model.sigReveal.connect(self.reveal)
         self._graph_changed()
 
-    def _line(self, color: QColor) -> pg.InfiniteLine:
-        line = pg.InfiniteLine(angle=0, movable=False,
-                               pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine))
+    def _line(self, color: QColor, style=Qt.PenStyle.DashLine) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(color, width=1.5, style=style))
         self.plot_widget.getPlotItem().addItem(line, ignoreBounds=True)
         line.hide()
         return line
 
     def mark_labels(self) -> list[tuple[float, str]]:
-        """The (bytes, text) labels beside the peak and bound lines in the right margin."""
+        """The (bytes, text) labels beside the horizontal lines in the right margin."""
         return list(self._marks)
 
+    def drawn_lines(self) -> dict[str, float]:
+        """The value of every horizontal line on show, by role: peak, bound, plan, reserved."""
+        lines = {"peak": self.peak_line, "bound": self.lower_bound_line,
+                 "plan": self.plan_line, "reserved": self.reserved_line}
+        return {role: float(line.value()) for role, line in lines.items() if line.isVisible()}
+
     def _label_marks(self, *_) -> None:
-        """Name the peak and the bound in the right margin: one label when they would touch."""
-        plan = self.session.plan
-        if plan is None or self.lower_bound is None or not self._names:
+        """Name the lines in the right margin; lines closer on screen than a text line share one."""
+        if not self._lines_wanted or not self._names:
             self._marks = []
             self.marks_axis.setTicks([[]])
             self.marks_axis.setWidth(8)
             return
-        peak, bound = plan.slab_bytes, self.lower_bound.bytes
         (_x0, _x1), (y0, y1) = self.view_box.viewRange()
-        if abs(peak - bound) <= MERGE_MARKS * max(y1 - y0, 1.0):
-            marks = [(float(peak), f"peak = bound {format_bytes(peak)}" if peak == bound else
-                      f"peak {format_bytes(peak)} ≈ bound")]
-        else:
-            marks = [(float(peak), f"peak {format_bytes(peak)}"),
-                     (float(bound), f"bound {format_bytes(bound)}")]
+        pixels = max(self.view_box.height(), 1.0) / max(y1 - y0, 1.0)
+        marks = merge_marks(self._lines_wanted, pixels, self.fontMetrics().height() + 2)
         self._marks = marks
         self.marks_axis.setTicks([marks])
         metrics = self.fontMetrics()
@@ -215,8 +221,10 @@ class LifetimeView(QWidget):
         if graph is None or plan is None:
             self._names = []
             self.layer.set_rects([], [], [], [], [], [])
-            for item in (self.peak_line, self.lower_bound_line, self.peak_marker):
+            for item in (self.peak_line, self.lower_bound_line, self.peak_marker,
+                         self.plan_line, self.reserved_line):
                 item.hide()
+            self._lines_wanted = []
             self._label_marks()
             self._describe_hovered()
             self.summary.setText(f"<span style='color:#B00020'>no plan: {self.session.plan_error}"
@@ -245,8 +253,14 @@ class LifetimeView(QWidget):
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)
         self.plot_widget.getPlotItem().setLabel("left", "PyTorch address (packed)" if pytorch
                                                 else "offset")
-        self._mark_peak(plan, x, width, y + height)
-        self._mark_lower_bound(graph, plan)
+        if pytorch:
+            shown = np.array([n in self._packed for n in self._names], dtype=bool)
+            tops = np.where(shown, y + height, 0.0)
+            peak = float(tops.max()) if tops.size else 0.0
+        else:
+            tops, peak = y + height, float(plan.slab_bytes)
+        self._mark_peak(peak, x, width, tops)
+        self._mark_lower_bound(plan, pytorch)
         self._label_marks()
         self._pointer_changed()
 
@@ -256,29 +270,59 @@ class LifetimeView(QWidget):
             return {graph.nodes[v].name: s for s, v in enumerate(model.schedule)}
         return {node.name: layer for node, layer in zip(graph.nodes, dag_layers(graph))}
 
-    def _mark_peak(self, plan, x, width, tops) -> None:
-        """The peak is the slab size; a marker sits over each buffer that reaches it."""
-        self.peak_line.setValue(plan.slab_bytes)
-        reaching = np.flatnonzero(tops >= plan.slab_bytes)
+    def _mark_peak(self, peak: float, x, width, tops) -> None:
+        """The peak line at `peak` bytes (the plan's slab, or the top of PyTorch's highest block);
+        a marker sits over each box whose top reaches it."""
+        self.peak_line.setValue(peak)
+        reaching = np.flatnonzero(tops >= peak) if peak > 0 else np.zeros(0, np.int64)
         names = ", ".join(self._names[i] for i in reaching[:3])
         more = f" and {reaching.size - 3} more" if reaching.size > 3 else ""
         self._peak_text = f", reached by {names}{more}" if reaching.size else ""
         self.peak_line.show()
         self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
-                                 y=np.full(reaching.size, float(plan.slab_bytes)))
+                                 y=np.full(reaching.size, float(peak)))
         self.peak_marker.show()
 
-    def _mark_lower_bound(self, graph, plan) -> None:
+    def _mark_lower_bound(self, plan, pytorch: bool) -> None:
+        """The bound line, the reference lines of the mode, their labels and the summary."""
         self.lower_bound = self.session.lower_bound()
         bound = self.lower_bound.bytes
         self.lower_bound_line.setValue(bound)
         self.lower_bound_line.show()
-        over = (plan.slab_bytes - bound) / bound if bound else 0.0
+        slab = plan.slab_bytes
+        over = (slab - bound) / bound if bound else 0.0
+        peak = int(self.peak_line.value())
+        bound_text = (f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> "
+                      f"{bound:,} B ({format_bytes(bound)})")
+        if not pytorch:
+            self.plan_line.hide()
+            self.reserved_line.hide()
+            self._lines_wanted = [(float(slab), f"peak {format_bytes(slab)}"),
+                                  (float(bound), f"bound {format_bytes(bound)}")]
+            self.summary.setText(
+                f"<b><span style='color:{PEAK_COLOR.name()}'>peak</span></b> "
+                f"{slab:,} B ({format_bytes(slab)}){self._peak_text} &nbsp; {bound_text} &nbsp; "
+                f"the plan is {over:.1%} above the bound")
+            return
+        trace = self.session.graph.allocator
+        extent = sum(size for _, size in trace.segments)  # every segment, laid end to end
+        self.plan_line.setValue(slab)
+        self.plan_line.show()
+        self.reserved_line.setValue(extent)
+        self.reserved_line.show()
+        self._lines_wanted = [(float(peak), f"PyTorch peak {format_bytes(peak)}"),
+                              (float(extent), f"PyTorch reserved {format_bytes(extent)}"),
+                              (float(slab), f"plan {format_bytes(slab)}"),
+                              (float(bound), f"bound {format_bytes(bound)}")]
+        at_once = ("" if trace.peak_reserved_bytes == extent else
+                   f" (at most {format_bytes(trace.peak_reserved_bytes)} at once)")
         self.summary.setText(
-            f"<b><span style='color:{PEAK_COLOR.name()}'>peak</span></b> "
-            f"{plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}){self._peak_text} &nbsp; "
-            f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> {bound:,} B "
-            f"({format_bytes(bound)}) &nbsp; the plan is {over:.1%} above the bound")
+            f"<b><span style='color:{PEAK_COLOR.name()}'>PyTorch's peak address</span></b> "
+            f"{peak:,} B ({format_bytes(peak)}){self._peak_text} &nbsp; "
+            f"<b><span style='color:{RESERVED_COLOR.name()}'>PyTorch reserved</span></b> "
+            f"{format_bytes(extent)} in {len(trace.segments)} segments{at_once} &nbsp; "
+            f"<b><span style='color:{PLAN_COLOR.name()}'>plan's slab</span></b> "
+            f"{format_bytes(slab)} ({over:.1%} above the bound) &nbsp; {bound_text}")
 
     # --- emphasis and pointer ------------------------------------------------------------
 
