@@ -30,6 +30,7 @@ PLACED_ALPHA = 150          # already-placed buffers the current request may ove
 LANDING = QColor("#111111")
 MANY_LANES = 24             # beyond this the lane axis zooms too
 LABEL_HEADROOM = 0.35       # of a lane, above the top one
+FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and label show
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
 HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
               "Drag across a range to zoom into it, Shift+drag pans, double-click shows all.")
@@ -122,6 +123,10 @@ class SlabView(QWidget):
         self.view_box.sigXRangeChanged.connect(self._fit_lanes_in_view)
         self.view_box.sigYRangeChanged.connect(self._lanes_moved)
         self._follow_lanes = True  # until the user zooms or pans the lanes themselves
+        # Whether the user zoomed or panned the bytes since the last fit: then a new plan keeps
+        # the view and the fit button says the slab may reach beyond it.
+        self.zoomed = False
+        self.view_box.sigRangeChangedManually.connect(self._zoomed_by_user)
         self._fitting = False
         self._lanes = np.zeros(0)
         self._exporting = False
@@ -149,6 +154,12 @@ class SlabView(QWidget):
         layout.setSpacing(3)
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
+        self.fit_button = QToolButton()
+        self.fit_button.setText("Fit")
+        self.fit_button.setToolTip("zoomed in: show the whole slab  0 or double-click")
+        self.fit_button.clicked.connect(self.fit)
+        self.fit_button.hide()
+        top.addWidget(self.fit_button)
         top.addWidget(self.legend)
         layout.addLayout(top)
         self.controls = QWidget()
@@ -288,21 +299,42 @@ class SlabView(QWidget):
                 else:
                     start[1, i] = 0.0
             self.tween.run(start, self._target)
-        else:
-            self.fit()
+        if not self.zoomed:
+            self.fit()  # every new plan is shown whole, bigger or smaller than the last
         self._refresh_emphasis()
         self._describe_hovered()
 
     def fit(self) -> None:
-        """Show the whole slab, its lanes filling the height (and following the bytes in view)."""
+        """Show the whole slab from byte 0, its lanes filling the height (and following the
+        bytes in view); a new plan refits until the user zooms again."""
+        self.zoomed = False
+        self.fit_button.hide()
+        plan = self.session.plan if self._order else None
+        end = float(plan.slab_bytes) if plan is not None else 1.0
+        if self._target.shape[1]:
+            end = max(end, float((self._target[0] + self._target[1]).max()))
         self._fitting = True
         try:
-            self.view_box.enableAutoRange(x=True)
-            self.view_box.autoRange()
+            # An explicit range rather than auto-range: it does not depend on the view's size,
+            # so a bar laid out while its tab was hidden starts at 0 too.
+            self.view_box.disableAutoRange()
+            self.view_box.setXRange(0.0, max(end, 1.0) * (1 + FIT_MARGIN), padding=0)
         finally:
             self._fitting = False
         self._follow_lanes = True
         self._fit_lanes_in_view()
+
+    def _zoomed_by_user(self, *_) -> None:
+        if self._fitting:
+            return
+        self.zoomed = True
+        self.fit_button.setVisible(not self._exporting)
+
+    def showEvent(self, event) -> None:
+        """A bar shown again after a plan arrived while it was hidden shows that plan whole."""
+        super().showEvent(event)
+        if not self.zoomed:
+            self.fit()
 
     def _lanes_moved(self, *_) -> None:
         if not self._fitting:
@@ -487,14 +519,18 @@ class SlabView(QWidget):
         else:
             if self._zoom_lanes and key in LANE_KEYS:
                 self._follow_lanes = False  # the user takes the lanes in hand
-            return zoom_pan_key(self.view_box, key, zoom_y=self._zoom_lanes)
+            used = zoom_pan_key(self.view_box, key, zoom_y=self._zoom_lanes)
+            if used:
+                self._zoomed_by_user()
+            return used
         return True
 
     def enter_export(self) -> None:
         """Drop the controls, hints and pointer emphasis so that a picture shows only the plan."""
         self._exporting = True
         self.animation.show_plan()
-        for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
+        for widget in (self.controls, self.narration_label, self.details, self.outline_legend,
+                       self.fit_button):
             widget.hide()
         self._refresh_emphasis()
 
@@ -503,6 +539,7 @@ class SlabView(QWidget):
         self._exporting = False
         for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
             widget.show()
+        self.fit_button.setVisible(self.zoomed)
         self._refresh_emphasis()
 
     def hideEvent(self, event) -> None:
