@@ -1,5 +1,5 @@
 """The lifetime map's lines say what they mean in both placement modes, and their margin labels
-merge only when they would touch on screen."""
+stack apart when they would touch on screen."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import planner  # noqa: E402
 from app.session import Session  # noqa: E402
 from app.views.byte_axis import format_bytes  # noqa: E402
 from app.views.lifetime_view import PLANNED, PYTORCH, LifetimeView, packed_addresses  # noqa: E402
-from app.views.margin_marks import merge_marks  # noqa: E402
+from app.views.margin_marks import place_marks  # noqa: E402
 from tests.snapshot_builder import TINY_SNAPSHOT  # noqa: E402
 
 REAL_SNAPSHOT = Path(__file__).resolve().parents[2] / "shared" / "snapshots" / "cs336_a2_bcrafton.pickle"
@@ -73,12 +73,15 @@ def test_lines_match_the_numbers_in_both_modes_on_a_real_snapshot(qtbot):
     check_both_modes(session, view)
 
 
-def test_labels_merge_by_pixels_not_by_share_of_the_range():
-    marks = [(3.78 * 2**30, "peak 3.78 GiB"), (3.58 * 2**30, "bound 3.58 GiB")]
-    # 0.2 GiB is 2 px on a 40 GiB-tall, 400 px view: one label carrying both numbers.
-    assert merge_marks(marks, 400 / (40 * 2**30), 16) == [(marks[0][0],
-                                                           "peak 3.78 GiB · bound 3.58 GiB")]
-    # The same gap on a 4 GiB-tall, 400 px view is 20 px: two labels.
-    assert merge_marks(marks, 400 / (4 * 2**30), 16) == marks
-    assert merge_marks([(10.0, "peak 10 B"), (10.0, "bound 10 B")], 1.0, 16) == \
+def test_labels_stack_by_pixels_and_merge_only_when_equal():
+    peak, bound = 3.78 * 2**30, 3.58 * 2**30
+    marks = [(bound, "bound 3.58 GiB"), (peak, "peak 3.78 GiB")]
+    # 0.2 GiB is 2 px on a 40 GiB-tall, 400 px view: the bound's label moves one line down.
+    pixels = 400 / (40 * 2**30)
+    (top, top_text), (below, below_text) = place_marks(marks, pixels, 16)
+    assert (top, top_text, below_text) == (peak, "peak 3.78 GiB", "bound 3.58 GiB")
+    assert (top - below) * pixels == pytest.approx(16)
+    # The same gap on a 4 GiB-tall, 400 px view is 20 px: each label at its line.
+    assert place_marks(marks, 400 / (4 * 2**30), 16) == [marks[1], marks[0]]
+    assert place_marks([(10.0, "peak 10 B"), (10.0, "bound 10 B")], 1.0, 16) == \
         [(10.0, "peak = bound 10 B")]

@@ -15,7 +15,7 @@ from app.views.buffer_details import describe_buffer, describe_buffer_line
 from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from app.views.kind_legend import KindLegend
-from app.views.margin_marks import merge_marks
+from app.views.margin_marks import place_marks
 from app.views.outline_legend import OutlineLegend
 from app.views.palette import ANCESTOR
 from app.views.range_zoom import RangeZoomViewBox
@@ -114,7 +114,7 @@ class LifetimeView(QWidget):
         plot.showAxis("right")
         self.marks_axis = plot.getAxis("right")
         self.marks_axis.setTicks([[]])
-        self.marks_axis.setStyle(tickLength=6)
+        self.marks_axis.setStyle(tickLength=0)  # a stacked label may sit a little off its line
         plot.hideButtons()
         self.view_box = plot.getViewBox()
         self.view_box.setDefaultPadding(0.06)  # the top tick's label stays inside the plot
@@ -183,7 +183,7 @@ class LifetimeView(QWidget):
         return {role: float(line.value()) for role, line in lines.items() if line.isVisible()}
 
     def _label_marks(self, *_) -> None:
-        """Name the lines in the right margin; lines closer on screen than a text line share one."""
+        """Name the lines in the right margin, stacked apart where they would touch on screen."""
         if not self._lines_wanted or not self._names:
             self._marks = []
             self.marks_axis.setTicks([[]])
@@ -191,7 +191,7 @@ class LifetimeView(QWidget):
             return
         (_x0, _x1), (y0, y1) = self.view_box.viewRange()
         pixels = max(self.view_box.height(), 1.0) / max(y1 - y0, 1.0)
-        marks = merge_marks(self._lines_wanted, pixels, self.fontMetrics().height() + 2)
+        marks = place_marks(self._lines_wanted, pixels, self.fontMetrics().height() + 2)
         self._marks = marks
         self.marks_axis.setTicks([marks])
         metrics = self.fontMetrics()
