@@ -15,6 +15,7 @@ from app.views.buffer_details import describe_buffer, describe_buffer_line
 from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from app.views.kind_legend import KindLegend
+from app.views.lifetimes import buffer_lifetimes, dag_layers
 from app.views.margin_marks import place_marks
 from app.views.outline_legend import OutlineLegend
 from app.views.palette import ANCESTOR
@@ -48,31 +49,6 @@ def packed_addresses(trace) -> dict[str, int]:
                 packed[name] = at + address - start
                 break
     return packed
-
-
-def dag_layers(graph) -> list[int]:
-    """Per node index, its longest-path layer: 0 for sources, else one past its deepest predecessor."""
-    layer = [0] * len(graph.nodes)
-    for v in graph.reachability.topo:
-        for s in graph.successors[v]:
-            layer[s] = max(layer[s], layer[v] + 1)
-    return layer
-
-
-def buffer_lifetimes(graph, conflicts: str) -> tuple[np.ndarray, np.ndarray, str]:
-    """First and last step of every buffer (by buffer index) and what a step is.
-
-    Serial model: positions in the planner's schedule. Otherwise: DAG layers of the uses.
-    """
-    model = planner.conflict_model(graph, conflicts)
-    if hasattr(model, "first") and hasattr(model, "last"):
-        return np.asarray(model.first), np.asarray(model.last), "schedule step"
-    layer = np.array(dag_layers(graph), dtype=np.int64)
-    flat, starts = graph.use_arrays  # every buffer has a use, so no run is empty
-    used = layer[flat]
-    first = np.minimum.reduceat(used, starts[:-1]) if len(flat) else np.zeros(0, np.int64)
-    last = np.maximum.reduceat(used, starts[:-1]) if len(flat) else np.zeros(0, np.int64)
-    return first, last, "DAG layer"
 
 
 class LifetimeView(QWidget):
