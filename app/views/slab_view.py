@@ -33,7 +33,8 @@ MANY_LANES = 24             # beyond this the lane axis zooms too
 LABEL_HEADROOM = 0.35       # of a lane, above the top one
 FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and label show
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
-SECTION_LANES = 2000        # past this many lanes the bar opens at one step
+SECTION_LANES = 200         # past this many lanes (slivers at any dock height) it opens at one step
+LABEL_FILL = pg.mkBrush(255, 255, 255, 210)  # line labels stay readable over boxes
 ALL_LANES, ONE_STEP = "all buffers, reuse in lanes", "buffers live at one step"
 LANES_TIP = ("Lanes: a buffer sits one lane above the earlier-placed buffers whose bytes it reuses, "
              "so every box shows although buffers share bytes; the height means nothing else.")
@@ -155,6 +156,7 @@ class SlabView(QWidget):
                                         label="slab end",
                                         # Left of the line, hanging below the top: never clipped.
                                         labelOpts={"position": 0.98, "color": "#444444",
+                                                   "fill": LABEL_FILL,
                                                    "anchors": [(1.05, 0), (1.05, 0)]})
         plot.addItem(self.slab_end, ignoreBounds=True)
         # The least slab any plan can have, and the gap from it to this plan's end.
@@ -169,6 +171,7 @@ class SlabView(QWidget):
                                           label="bound",
                                           # Lower than the slab end's label, so they never meet.
                                           labelOpts={"position": 0.80, "color": BOUND_COLOR,
+                                                     "fill": LABEL_FILL,
                                                      "anchors": [(1.05, 0), (1.05, 0)]})
         plot.addItem(self.bound_line, ignoreBounds=True)
         for item in (self.gap_band, self.bound_line):
