@@ -21,7 +21,9 @@ import planner
 from app.state import run_worker
 from app.state.planning_controller import PlanningController
 from app.views.busy_overlay import BusyOverlay
+from app.views.export_title import export_title
 from app.views.png_export import render_png, render_svg
+from app.views.window_export import enter_window_export, leave_window_export
 from app.views.dag_view import DagView
 from app.views.find_dialog import FindDialog
 from app.views.graph_panel import GraphPanel
@@ -235,12 +237,13 @@ class MainWindow(QMainWindow):
     def export_png(self, view: str, path, scale: float | None = None) -> bool:
         """Write `view` as it is on screen to `path`: a PNG (default scale: the menu's choice), or
         an SVG when the name ends in .svg."""
-        widget = self.export_widget(view)
+        widget, title = self.export_widget(view), export_title(self.session)
         try:
             if Path(path).suffix.lower() == ".svg":
-                written = render_svg(widget, path)
+                written = render_svg(widget, path, title)
             else:
-                written = render_png(widget, path, self.export_scale() if scale is None else scale)
+                written = render_png(widget, path, self.export_scale() if scale is None else scale,
+                                     title)
         except planner.PlanError as exc:
             self.show_error("Cannot export", str(exc))
             return False
@@ -523,6 +526,14 @@ class MainWindow(QMainWindow):
         self.timeline_view.show_failure(message)
         self.docks["timeline"].raise_()
         self.show_error("Run failed", message)
+
+    def enter_export(self) -> None:
+        """Draw the window for a picture: panels in their export modes, no passing message."""
+        enter_window_export(self)
+
+    def leave_export(self) -> None:
+        """Back from `enter_export`."""
+        leave_window_export(self)
 
     def show_shortcuts(self) -> None:
         """Help ▸ Keyboard Shortcuts: every shortcut of the menus and the panels."""

@@ -353,6 +353,7 @@ class LifetimeView(QWidget):
         self._exporting = True
         self.details.hide()
         self.outline_legend.hide()
+        self.placement_choice.hide()  # the axis title says which placement is drawn
         self._pointer_changed()
 
     def leave_export(self) -> None:
@@ -360,6 +361,7 @@ class LifetimeView(QWidget):
         self._exporting = False
         self.details.show()
         self.outline_legend.show()
+        self.placement_choice.setVisible(bool(self._packed))
         self._pointer_changed()
 
     def eventFilter(self, watched, event) -> bool:

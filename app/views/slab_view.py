@@ -35,7 +35,7 @@ FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
 SECTION_LANES = 200         # past this many lanes (slivers at any dock height) it opens at one step
 LABEL_FILL = pg.mkBrush(255, 255, 255, 210)  # line labels stay readable over boxes
-ALL_LANES, ONE_STEP = "all buffers, reuse in lanes", "buffers live at one step"
+ALL_LANES, ONE_STEP = "all buffers, in lanes", "live at one step"
 LANES_TIP = ("Lanes: a buffer sits one lane above the earlier-placed buffers whose bytes it reuses, "
              "so every box shows although buffers share bytes; the height means nothing else.")
 STEP_TIP = ("The slab at one step of the lifetime map: only the buffers live then, at their "
@@ -202,13 +202,16 @@ class SlabView(QWidget):
         self.fit_button.clicked.connect(self.fit)
         self.fit_button.hide()
         top.addWidget(self.fit_button)
+        top.addWidget(self.legend)
+        layout.addLayout(top)
         self.mode_choice = QComboBox()
         self.mode_choice.addItems([ALL_LANES, ONE_STEP])
         self.mode_choice.setToolTip(f"{LANES_TIP}\n{STEP_TIP}")
         self.mode_choice.currentIndexChanged.connect(self._mode_changed)
-        top.addWidget(self.mode_choice)
-        top.addWidget(self.legend)
-        layout.addLayout(top)
+        # A narrow bar elides the choice rather than growing wider than asked for.
+        self.mode_choice.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_choice.setMinimumContentsLength(8)
         self.controls = QWidget()
         self.controls.setLayout(self._build_controls())
         # A narrow bar clips its replay controls rather than growing wider than asked for.
@@ -254,6 +257,7 @@ class SlabView(QWidget):
             return b
 
         row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.mode_choice)
         SP = QStyle.StandardPixmap
         self.back_button = button(SP.SP_MediaSeekBackward, "Back", "previous request  [",
                                   self.animation.step_back)

@@ -164,6 +164,14 @@ class TimelineView(QWidget):
         session.sigRunChanged.connect(self.show_report)
         self.show_report(session.last_run)
 
+    def enter_export(self) -> None:
+        """Drop the scale checkbox from a picture (the axis says which scale is drawn)."""
+        self.log_scale.hide()
+
+    def leave_export(self) -> None:
+        """Bring back what `enter_export` hid."""
+        self.log_scale.show()
+
     def show_failure(self, message: str) -> None:
         """Say that the last run failed, and why, where the run would be shown."""
         self.show_report(None)
