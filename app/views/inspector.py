@@ -223,6 +223,9 @@ class Inspector(QWidget):
         for c, width in enumerate(COLUMN_WIDTHS):
             header.resizeSection(c, width)
         self.model.modelReset.connect(self._fit_columns)
+        self._fit_columns()  # the session may have had its plan before this table existed
+        # Long names (a snapshot's "file.py:71 step #12") keep their line and counter in view.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.setMouseTracking(True)
         self.table.entered.connect(self._hover_row)
         self.table.viewport().installEventFilter(self)

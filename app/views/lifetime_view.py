@@ -11,9 +11,10 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 import planner
 
-from app.views.buffer_details import describe_buffer, describe_buffer_line
+from app.views.buffer_details import describe_buffer
 from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
+from app.views.detail_line import DetailLine, detail_text
 from app.views.kind_legend import KindLegend
 from app.views.lifetimes import buffer_lifetimes, dag_layers
 from app.views.margin_marks import place_marks
@@ -71,10 +72,7 @@ class LifetimeView(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.legend = KindLegend()
-        self.details = QLabel(HOVER_HINT)
-        self.details.setWordWrap(True)
-        self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)
-        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.details = DetailLine(HOVER_HINT)
 
         self.outline_legend = OutlineLegend()
         self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
@@ -97,7 +95,6 @@ class LifetimeView(QWidget):
         self.view_box.sigYRangeChanged.connect(self._label_marks)
         self.view_box.sigResized.connect(self._label_marks)  # pixels per byte change with the size
         self._exporting = False
-        self._described: str | None = None
         self._marks: list[tuple[float, str]] = []
         self._lines_wanted: list[tuple[float, str]] = []
         self._peak_text = ""
@@ -187,7 +184,6 @@ class LifetimeView(QWidget):
         self.placement_choice.setCurrentIndex(0)
         self.placement_choice.blockSignals(False)
         self.placement_choice.setVisible(bool(self._packed))
-        self._described = None  # nothing of the old graph may linger in the detail line
         self.details.setText(HOVER_HINT)
         self._redraw()
         self.view_box.enableAutoRange()
@@ -316,19 +312,13 @@ class LifetimeView(QWidget):
         self._describe_hovered()
 
     def _describe_hovered(self) -> None:
-        """The detail line for the hovered buffer, or the last one hovered, from the plan on show;
-        the hint once that buffer is no longer in the plan."""
+        """The detail line for the hovered buffer, else the first selected one, else the hint;
+        from the plan on show."""
         hovered = self.session.hovered_buffer
         known = self.session.plan.by_name if self.session.plan is not None and self._names else {}
-        if hovered is not None and hovered in known:
-            self._described = hovered
         self.plot_widget.setToolTip(describe_buffer(self.session, hovered)
                                     if hovered in known else "")
-        if self._described in known:
-            self.details.setText(describe_buffer_line(self.session, self._described))
-        else:
-            self._described = None
-            self.details.setText(HOVER_HINT)
+        self.details.setText(detail_text(self.session, known, HOVER_HINT))
 
     def reveal(self, kind: str, name: str) -> None:
         """Pan to buffer `name`, or to node `name`'s step, if it is out of view."""

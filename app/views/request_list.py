@@ -231,7 +231,7 @@ class RequestDelegate(QStyledItemDelegate):
         size_width = option.fontMetrics.horizontalAdvance(size_text)
         text_rect = rect.adjusted(20, 0, -size_width - 10, 0)
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, text_rect.width()))
+                         option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideMiddle, text_rect.width()))
         painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, size_text)
         outline = self.outlines.outline_of(text) if self.outlines is not None else None
         if outline is not None:

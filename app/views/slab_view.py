@@ -12,9 +12,10 @@ from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QSpinBox,
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
-from app.views.buffer_details import describe_buffer, describe_buffer_line
+from app.views.buffer_details import describe_buffer
 from app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from app.views.byte_axis import ByteAxis, format_bytes
+from app.views.detail_line import DetailLine, detail_text
 from app.views.kind_legend import KindLegend
 from app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
 from app.views.palette import CONFLICT_OUTLINE, HOVERED
@@ -112,11 +113,7 @@ class SlabView(QWidget):
         bold.setBold(True)
         self.narration_label.setFont(bold)
         self.narration_label.setWordWrap(True)
-        self.details = QLabel()
-        self.details.setWordWrap(True)
-        self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)
-        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.details.setText(HOVER_HINT)
+        self.details = DetailLine(HOVER_HINT)
 
         self.outline_legend = OutlineLegend(POINTER_OUTLINES + REPLAY_OUTLINES)
         self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
@@ -146,7 +143,6 @@ class SlabView(QWidget):
         self._fitting = False
         self._lanes = np.zeros(0)
         self._exporting = False
-        self._described: str | None = None
         self.layer = RectLayer()
         self.layer.on_hover = session.hover_buffer
         self.layer.on_click = self._clicked
@@ -350,7 +346,6 @@ class SlabView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._described = None  # nothing of the old graph may linger in the detail line
         self.details.setText(HOVER_HINT)
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
@@ -578,18 +573,12 @@ class SlabView(QWidget):
         self._describe_hovered()
 
     def _describe_hovered(self) -> None:
-        """The detail line for the hovered buffer, or the last one hovered, from the plan on show
-        (kept when the pointer leaves, so it can be read); the hint when that buffer is gone."""
+        """The detail line for the hovered buffer, else the first selected one (click a box to
+        keep its line), else the hint; from the plan on show."""
         hovered = self.session.hovered_buffer
-        if hovered is not None and hovered in self._position:
-            self._described = hovered
         self.plot_widget.setToolTip(describe_buffer(self.session, hovered)
                                     if hovered in self._position else "")
-        if self._described in self._position:
-            self.details.setText(describe_buffer_line(self.session, self._described))
-        else:
-            self._described = None
-            self.details.setText(HOVER_HINT)
+        self.details.setText(detail_text(self.session, self._position, HOVER_HINT))
 
     def _step_changed(self, index) -> None:
         self._show_step_in_controls(index)
