@@ -34,7 +34,7 @@ from app.views.inspector import Inspector
 from app.views.lifetime_view import LifetimeView
 from app.views.request_list import RequestList, format_bytes
 from app.views.slab_view import SlabView
-from app.views.timeline_view import TimelineView
+from app.views.timeline_view import TimelineView, run_unavailable_text
 
 SESSION_SUFFIX = ".slabscope"
 GRAPH_FILTER = "Graphs (*.json *.onnx *.csv *.pickle);;All files (*)"
@@ -520,6 +520,8 @@ class MainWindow(QMainWindow):
                 reason = f"Cannot run: {exc}"
         self.run_action.setEnabled(reason is None)
         self.run_action.setToolTip(reason or "Execute the plan in one slab and measure its phases")
+        snapshot = getattr(self.session.graph, "allocator", None) is not None
+        self.timeline_view.set_empty_text(run_unavailable_text(reason, snapshot))
 
     def _run_failed(self, message: str) -> None:
         """A failed run is shown in the timeline (raised) and in a dialog."""

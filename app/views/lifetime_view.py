@@ -199,8 +199,7 @@ class LifetimeView(QWidget):
             self._lines_wanted = []
             self._label_marks()
             self._describe_hovered()
-            self.summary.setText(f"<span style='color:#B00020'>no plan: {self.session.plan_error}"
-                                 "</span>" if self.session.plan_error else "no graph open")
+            self.summary.setText(self._no_plan_text())
             return
         conflicts = self.session.conflicts
         if conflicts not in self._lifetime_cache:
@@ -235,6 +234,14 @@ class LifetimeView(QWidget):
         self._mark_lower_bound(plan, pytorch)
         self._label_marks()
         self._pointer_changed()
+
+    def _no_plan_text(self) -> str:
+        """What the map says with no plan to draw: the planner's error, that the open graph is
+        being planned, or that none is open."""
+        if self.session.plan_error:
+            return f"<span style='color:#B00020'>no plan: {self.session.plan_error}</span>"
+        graph = self.session.graph
+        return f"planning {graph.name}…" if graph is not None else "no graph open"
 
     def _node_steps(self, graph, step_name: str) -> dict[str, int]:
         model = planner.conflict_model(graph, self.session.conflicts)
