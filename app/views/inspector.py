@@ -20,6 +20,7 @@ from app.views.request_list import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
 COLUMN_WIDTHS = (96, 92, 78, 78, 78, 150, 64, 90)  # at least; number columns widen to fit
+NAME_WIDTH_LIMIT = 240  # the name column widens to its longest name up to this
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 NO_PICK = "—"
 
@@ -174,6 +175,7 @@ class BufferTableModel(QAbstractTableModel):
 
 # Undo and redo show earlier plans again: their column widths are not worked out anew.
 _largest_offset = IdentityCache(lambda plan: max((p.offset for p in plan.placements), default=None))
+_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len), size=2)
 _largest_sizes = IdentityCache(lambda graph: (max(b.bytes for b in graph.buffers),
                                               max(graph.reserved)), size=2)
 
@@ -383,6 +385,11 @@ class Inspector(QWidget):
             needed = max(metrics.horizontalAdvance(self.model.widest_text(column)),
                          metrics.horizontalAdvance(column)) + 24
             header.resizeSection(c, max(COLUMN_WIDTHS[c], needed))
+        graph = self.session.graph
+        if graph is not None and graph.buffers:
+            # Names as wide as the longest (by characters), within reason.
+            needed = metrics.horizontalAdvance(_longest_name(graph)) + 24
+            header.resizeSection(0, min(max(COLUMN_WIDTHS[0], needed), NAME_WIDTH_LIMIT))
 
     def reveal(self, kind: str, name: str) -> None:
         """Scroll the table to buffer `name` (or to the first buffer node `name` uses)."""
