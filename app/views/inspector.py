@@ -9,14 +9,15 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout,
+from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout,
                                QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
 
 import planner
 from app.views.buffer_details import stack_frames
 from app.views.buffer_emphasis import PointerOutlines
 from app.views.identity_cache import IdentityCache
-from app.views.request_list import format_bytes
+from app.views.lazy_combo import LazyNameCombo
+from app.views.byte_axis import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
 COLUMN_WIDTHS = (96, 92, 78, 78, 78, 150, 64, 90)  # at least; number columns widen to fit
@@ -233,11 +234,9 @@ class Inspector(QWidget):
         self.table.viewport().installEventFilter(self)
         self.table.selectionModel().selectionChanged.connect(self._table_to_session)
 
-        self.first = QComboBox(self)
-        self.second = QComboBox(self)
+        self.first = LazyNameCombo(NO_PICK, self)
+        self.second = LazyNameCombo(NO_PICK, self)
         for combo in (self.first, self.second):
-            combo.setEditable(True)  # type to find a buffer among hundreds
-            combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
             combo.setMinimumContentsLength(8)
             combo.currentIndexChanged.connect(self._combo_to_session)
         self.verdict = QLabel(self)
@@ -308,12 +307,11 @@ class Inspector(QWidget):
 
     def _fill_combos(self, *_):
         graph = self.session.graph
-        names = [NO_PICK] + ([b.name for b in graph.buffers] if graph else [])
+        names = [b.name for b in graph.buffers] if graph else []
         self._syncing = True
         try:
             for combo in (self.first, self.second):
-                combo.clear()
-                combo.addItems(names)
+                combo.set_names(names)  # added to the list when first opened
         finally:
             self._syncing = False
         self._show_verdict()
@@ -361,7 +359,7 @@ class Inspector(QWidget):
         self._syncing = True
         try:
             for combo, name in zip((self.first, self.second), names):
-                combo.setCurrentIndex(combo.findText(name, Qt.MatchFlag.MatchExactly))
+                combo.show_name(name)
             wanted = set(names)
             selection = self.table.selectionModel()
             current = {self.model.buffer_name(self.proxy.mapToSource(i).row())
