@@ -100,16 +100,12 @@ def run(args) -> int:
     app = ensure_application()
     session = Session()
     session.budget = args.budget
+    session.seed, session.iterations = args.seed, args.iterations  # what search takes besides
     session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
                       conflicts=conflicts, capacity=args.capacity)
     if session.plan is None:
         plan_here()  # raises the planner's own error (a capacity error exits 3)
         raise planner.PlanError(session.plan_error or "no plan")
-    if args.algorithm == "search":
-        # The session plans greedy algorithms exactly as `plan` does; search also takes a seed
-        # and an iteration count, so its plan is drawn as the command line asked for it.
-        session.plan = plan_here()
-        session.sigPlanChanged.emit(None, session.plan)
     if args.run:
         import gpu
 

@@ -107,6 +107,8 @@ class Session:
         self.conflicts = "dag"
         self.capacity: int | None = None
         self.budget = DEFAULT_BUDGET
+        self.seed = 0                      # search's random seed
+        self.iterations: int | None = None  # the most steps search may take (None: the budget)
         self.plan: planner.Plan | None = None
         self.plan_error: str | None = None
         self.busy: str | None = None
@@ -309,11 +311,14 @@ class Session:
     def settings_key(self, **changed) -> tuple:
         """The settings a plan depends on, as a dictionary key (`changed` overrides some)."""
         values = {"order": self.order, "algorithm": self.algorithm, "conflicts": self.conflicts,
-                  "capacity": self.capacity, "budget": self.budget, **changed}
-        # Only search spends the budget; the other placers' plans do not depend on it.
-        budget = values["budget"] if values["algorithm"] == "search" else None
+                  "capacity": self.capacity, "budget": self.budget, "seed": self.seed,
+                  "iterations": self.iterations, **changed}
+        # Only search spends the budget and takes a seed and a step limit; the other placers'
+        # plans do not depend on them.
+        search = values["algorithm"] == "search"
         return (values["order"], values["algorithm"], values["conflicts"], values["capacity"],
-                budget)
+                *((values["budget"], values["seed"], values["iterations"]) if search
+                  else (None, None, None)))
 
     def _request_plan(self) -> None:
         """Show the kept plan for the current settings at once, or start making it."""
@@ -330,13 +335,15 @@ class Session:
         preparers = tuple(self.prepare_plans)
         algorithm, order, capacity, conflicts, budget = (self.algorithm, self.order,
                                                          self.capacity, self.conflicts, self.budget)
+        seed, iterations = self.seed, self.iterations
 
         def work(token) -> PlanOutcome:
             known = bound if bound is not None else planner.lower_bound(graph, conflicts,
                                                                          cancel=token)
             try:
                 made = planner.plan(graph, algorithm=algorithm, order=order, capacity=capacity,
-                                    conflicts=conflicts, budget=budget, cancel=token)
+                                    conflicts=conflicts, budget=budget, seed=seed,
+                                    iterations=iterations, cancel=token)
                 for prepare in preparers:
                     token.check()
                     prepare(graph, made)
