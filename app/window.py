@@ -32,7 +32,8 @@ from app.views.notes_bar import NotesBar
 from app.views.shortcuts_dialog import ShortcutsDialog
 from app.views.inspector import Inspector
 from app.views.lifetime_view import LifetimeView
-from app.views.request_list import RequestList, format_bytes
+from app.views.byte_axis import format_bytes
+from app.views.request_list import RequestList
 from app.views.slab_view import SlabView
 from app.views.timeline_view import TimelineView, run_unavailable_text
 
