@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QPoint, QSettings, QSize, Qt, qInstallMessageHandler
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
+from app.views.dag_groups import GROUP_LIMIT, folded_graph
 from app.views.export_title import export_title
 from app.views.png_export import render_png, render_svg, title_height
 from planner import PlanError
@@ -32,8 +33,21 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
         from app.views.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
-        # The DAG, or live bytes over time for a chain of time steps, as the window shows it.
+        # The DAG, or live bytes over time for a chain of time steps, as the window shows it;
+        # a large DAG as its structure, folded into groups, since every node would be a sliver.
         from app.views.graph_panel import GraphPanel
+        from app.views.live_bytes_view import graph_is_time_chain
+
+        graph = session.graph
+        if graph is not None and len(graph.nodes) > GROUP_LIMIT and not graph_is_time_chain(graph):
+            from app.session import Session
+            from app.views.dag_view import DagView
+
+            folded = Session()
+            folded.graph = folded_graph(graph)  # drawn only: never planned
+            view_widget = DagView(folded)
+            view_widget.folded_session = folded  # kept alive with the view
+            return view_widget
         return GraphPanel(session)
     if view == "timeline":
         from app.views.timeline_view import TimelineView

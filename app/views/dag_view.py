@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
 from app.views import palette
@@ -77,6 +77,17 @@ class NodeItem(QGraphicsItem):
         painter.setPen(QPen(SELECTED_BORDER if selected else border, 3.0 if selected else 1.5))
         painter.setBrush(fill)
         painter.drawRoundedRect(self.rect, 6, 6)
+        if detail < TEXT_MIN_SCALE and self.view._exporting:
+            # A picture has no zoom to read labels by: draw the name at the least legible size,
+            # cut to its box.
+            font = QFont(self.view.label_font)
+            font.setPointSizeF(font.pointSizeF() * TEXT_MIN_SCALE / detail)
+            painter.setPen(text)
+            painter.setFont(font)
+            label = QFontMetrics(font).elidedText(self.name, Qt.TextElideMode.ElideRight,
+                                                  int(self.rect.width() - 4))
+            painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, label)
+            return
         if detail >= TEXT_MIN_SCALE:
             painter.setPen(text)
             painter.setFont(self.view.label_font)
