@@ -26,6 +26,7 @@ from psygnal import Signal
 import planner
 from planner.cancel import Cancelled
 
+from app.state.heap import freeze_large
 from app.state.selection import Selection
 from app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
 from app.state.tasks import Executor, ImmediateExecutor, Task
@@ -237,6 +238,7 @@ class Session:
         self.undo_stack.clear()
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)
+        freeze_large(graph)  # the views have built what they keep of it
         self._request_plan()
 
     # --- session files (graph path, order, algorithm, conflicts, capacity) -----------------
@@ -373,6 +375,7 @@ class Session:
             self._bounds[self.conflicts] = outcome.bound
         self._set_busy(None)
         self.sigPlanChanged.emit(old, self.plan)
+        freeze_large(self.graph)  # the plan and what the views made of it
         if outcome.error is not None:
             self.sigError.emit(outcome.error)
 

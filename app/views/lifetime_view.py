@@ -64,6 +64,7 @@ class LifetimeView(QWidget):
         super().__init__(parent)
         self.session = session
         self._names: list[str] = []
+        self._position: dict[str, int] | None = None
         self._node_layer: dict[str, int] = {}
         self._lifetime_cache: dict = {}
         self._fills: list = []
@@ -208,6 +209,7 @@ class LifetimeView(QWidget):
         first, last, step_name, self._node_layer = self._lifetime_cache[conflicts]
         index = graph.buffer_index
         self._names = [p.name for p in plan.placements]
+        self._position: dict[str, int] | None = None
         rows = np.array([index[n] for n in self._names], dtype=np.int64)
         x = first[rows] + STEP_MARGIN
         width = last[rows] - first[rows] + 1 - 2 * STEP_MARGIN
@@ -308,7 +310,9 @@ class LifetimeView(QWidget):
     def _pointer_changed(self, *_) -> None:
         if not self._names:
             return
-        alpha, outlines = pointer_emphasis(self.session, self._names)
+        if self._position is None:  # built on the first pointer move over this plan
+            self._position = {name: i for i, name in enumerate(self._names)}
+        alpha, outlines = pointer_emphasis(self.session, self._names, self._position)
         if self._exporting:  # a picture shows the plan, not where the pointer was
             alpha, outlines = np.full(len(self._names), 255.0), {}
         self.layer.set_emphasis(alpha=alpha, outlines=outlines)

@@ -606,7 +606,7 @@ class SlabView(QWidget):
             return
         step = self.animation.step
         if step is None:
-            alpha, outlines = pointer_emphasis(self.session, self._order)
+            alpha, outlines = pointer_emphasis(self.session, self._order, self._position)
             if self._exporting:  # a picture shows the plan, not where the pointer was
                 alpha, outlines = np.full(len(self._order), 255.0), {}
             self.layer.set_emphasis(shown=self._shown_mask(), alpha=alpha, outlines=outlines)
