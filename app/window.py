@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         # window's width for their byte axes and headers.
         self.tabifyDockWidget(self.docks["slab"], self.docks["lifetime"])
         self.tabifyDockWidget(self.docks["lifetime"], self.docks["timeline"])
-        self.docks["slab"].raise_()
+        self.docks[session.view.tab].raise_()  # "slab" unless the session says otherwise
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)

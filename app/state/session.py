@@ -31,6 +31,7 @@ from app.state.selection import Selection
 from app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
 from app.state.tasks import Executor, ImmediateExecutor, Task
 from app.state.undo import UndoCommand, UndoStack
+from app.state.view_settings import ViewSettings
 
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer
@@ -109,6 +110,7 @@ class Session:
         self.capacity: int | None = None
         self.budget = DEFAULT_BUDGET
         self.seed = 0                      # search's random seed
+        self.view = ViewSettings()         # how the views show the plan (not part of the plan)
         self.iterations: int | None = None  # the most steps search may take (None: the budget)
         self.plan: planner.Plan | None = None
         self.plan_error: str | None = None
@@ -235,6 +237,7 @@ class Session:
         self.plan, self.plan_error, self._previous_plan = None, None, None
         self._plans, self._bounds = {}, {}
         self.import_notes = ()
+        self.view.slab = None  # each graph opens its slab bar in the mode that suits its size
         self.undo_stack.clear()
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)

@@ -121,7 +121,7 @@ class LifetimeView(QWidget):
         self.placement_choice.addItems([PLANNED, PYTORCH])
         self.placement_choice.setToolTip("Draw each buffer at its planned offset, or where "
                                          "PyTorch's caching allocator put it")
-        self.placement_choice.currentIndexChanged.connect(self._redraw)
+        self.placement_choice.currentIndexChanged.connect(self._placement_chosen)
         self._packed: dict[str, int] = {}
         row = QHBoxLayout()
         row.addWidget(self.legend, 1)
@@ -182,7 +182,8 @@ class LifetimeView(QWidget):
         trace = getattr(graph, "allocator", None)
         self._packed = packed_addresses(trace) if trace is not None else {}
         self.placement_choice.blockSignals(True)
-        self.placement_choice.setCurrentIndex(0)
+        wanted = self.session.view.addresses == "pytorch" and bool(self._packed)
+        self.placement_choice.setCurrentText(PYTORCH if wanted else PLANNED)
         self.placement_choice.blockSignals(False)
         self.placement_choice.setVisible(bool(self._packed))
         self.details.setText(HOVER_HINT)
@@ -236,6 +237,12 @@ class LifetimeView(QWidget):
         self._mark_lower_bound(plan, pytorch)
         self._label_marks()
         self._pointer_changed()
+
+    def _placement_chosen(self, *_) -> None:
+        """The user picked where to draw the blocks: remember it in the session's view settings."""
+        self.session.view.addresses = ("pytorch" if self.placement_choice.currentText() == PYTORCH
+                                       else "planned")
+        self._redraw()
 
     def _no_plan_text(self) -> str:
         """What the map says with no plan to draw: the planner's error, that the open graph is

@@ -454,7 +454,8 @@ class SlabView(QWidget):
             self._mode_graph = graph
             self.section_step = None
             self.mode_choice.blockSignals(True)
-            self.mode_choice.setCurrentText(ONE_STEP if lane_count > SECTION_LANES else ALL_LANES)
+            wanted = self.session.view.slab or ("step" if lane_count > SECTION_LANES else "lanes")
+            self.mode_choice.setCurrentText(ONE_STEP if wanted == "step" else ALL_LANES)
             self.mode_choice.blockSignals(False)
         # Lanes get thin on big graphs, so there the lanes can be zoomed as well as the bytes.
         self._zoom_lanes = lane_count > MANY_LANES
@@ -523,7 +524,9 @@ class SlabView(QWidget):
     # --- one step ------------------------------------------------------------------------
 
     def _mode_changed(self, *_) -> None:
-        """The user chose between all lanes and one step: lay the plan on show out again."""
+        """The user chose between all lanes and one step: remember it in the session's view
+        settings and lay the plan on show out again."""
+        self.session.view.slab = "step" if self.mode_choice.currentText() == ONE_STEP else "lanes"
         self.animation.show_plan()
         self._layout_plan(self.session.plan)
         self._sync_replay_controls()
