@@ -32,6 +32,7 @@ from app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
 from app.state.tasks import Executor, ImmediateExecutor, Task
 from app.state.undo import UndoCommand, UndoStack
 from app.state.view_settings import ViewSettings
+from app.views.identity_cache import IdentityCache
 
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer
@@ -47,9 +48,16 @@ class PlanOutcome:
     bound: object
 
 
+# The file's request order by name, worked out with the graph (the buffer index on the way)
+# where it loads, not on the GUI thread that shows it.
+_file_order = IdentityCache(lambda graph: tuple(graph.buffers[i].name
+                                                for i in graph.request_order(None)), size=2)
+
+
 def _prepare(graph: planner.Graph, preparers, token) -> None:
     """Run the views' graph preparers on a graph just loaded (in the worker), checking `token`."""
     token.check()
+    _file_order(graph)
     for prepare in preparers:
         prepare(graph)
         token.check()
@@ -225,7 +233,8 @@ class Session:
         Listeners of `sigGraphChanged` see `plan` None; `sigPlanChanged(None, new)` follows, at
         once or when the background plan arrives.
         """
-        order = tuple(graph.buffers[i].name for i in graph.request_order(order))
+        order = _file_order(graph) if order is None else \
+            tuple(graph.buffers[i].name for i in graph.request_order(order))
         # Listeners of the cleared hover and selection still see the graph they belong to.
         self.selection_model.clear()
         self.graph, self.path, self.order = graph, path, order
@@ -349,6 +358,7 @@ class Session:
                 made = planner.plan(graph, algorithm=algorithm, order=order, capacity=capacity,
                                     conflicts=conflicts, budget=budget, seed=seed,
                                     iterations=iterations, cancel=token)
+                made.by_name  # every view looks placements up by name: index them here
                 for prepare in preparers:
                     token.check()
                     prepare(graph, made)

@@ -9,14 +9,13 @@ from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-import planner
-
 from app.views.buffer_details import describe_buffer
 from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from app.views.detail_line import DetailLine, detail_text
 from app.views.kind_legend import KindLegend
-from app.views.lifetimes import buffer_lifetimes, dag_layers
+from app.views.lifetimes import (buffer_lifetimes, dag_layers,  # noqa: F401 (re-exported)
+                                  prepare_step_model, step_model)
 from app.views.margin_marks import place_marks
 from app.views.outline_legend import OutlineLegend
 from app.views.palette import ANCESTOR
@@ -66,7 +65,6 @@ class LifetimeView(QWidget):
         self._names: list[str] = []
         self._position: dict[str, int] | None = None
         self._node_layer: dict[str, int] = {}
-        self._lifetime_cache: dict = {}
         self._fills: list = []
         self.lower_bound = None
 
@@ -131,6 +129,8 @@ class LifetimeView(QWidget):
         layout.addWidget(self.outline_legend)
         layout.addWidget(self.details)
 
+        if prepare_step_model not in session.prepare_plans:  # steps are found in the worker
+            session.prepare_plans.append(prepare_step_model)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._redraw)
         session.sigHoverBuffer.connect(self._pointer_changed)
@@ -175,7 +175,6 @@ class LifetimeView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._lifetime_cache = {}
         self._fills = buffer_fills(graph) if graph is not None else []
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
@@ -203,11 +202,10 @@ class LifetimeView(QWidget):
             self._describe_hovered()
             self.summary.setText(self._no_plan_text())
             return
-        conflicts = self.session.conflicts
-        if conflicts not in self._lifetime_cache:
-            lifetimes = buffer_lifetimes(graph, conflicts)
-            self._lifetime_cache[conflicts] = (*lifetimes, self._node_steps(graph, lifetimes[2]))
-        first, last, step_name, self._node_layer = self._lifetime_cache[conflicts]
+        # Computed in the planning worker for each plan it makes (see `prepare_step_model`).
+        steps = step_model(graph, plan.conflict_model)
+        first, last, step_name, self._node_layer = (steps.first, steps.last, steps.step_name,
+                                                    steps.node_step)
         index = graph.buffer_index
         self._names = [p.name for p in plan.placements]
         self._position: dict[str, int] | None = None
@@ -251,12 +249,6 @@ class LifetimeView(QWidget):
             return f"<span style='color:#B00020'>no plan: {self.session.plan_error}</span>"
         graph = self.session.graph
         return f"planning {graph.name}…" if graph is not None else "no graph open"
-
-    def _node_steps(self, graph, step_name: str) -> dict[str, int]:
-        model = planner.conflict_model(graph, self.session.conflicts)
-        if step_name == "schedule step":
-            return {graph.nodes[v].name: s for s, v in enumerate(model.schedule)}
-        return {node.name: layer for node, layer in zip(graph.nodes, dag_layers(graph))}
 
     def _mark_peak(self, peak: float, x, width, tops) -> None:
         """The peak line at `peak` bytes (the plan's slab, or the top of PyTorch's highest block);
@@ -317,7 +309,8 @@ class LifetimeView(QWidget):
     def _pointer_changed(self, *_) -> None:
         if not self._names:
             return
-        if self._position is None:  # built on the first pointer move over this plan
+        pointed = self.session.hovered_node or self.session.selection_model.node
+        if self._position is None and pointed is not None:  # built when first needed
             self._position = {name: i for i, name in enumerate(self._names)}
         alpha, outlines = pointer_emphasis(self.session, self._names, self._position)
         if self._exporting:  # a picture shows the plan, not where the pointer was

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.views.identity_cache import IdentityCache
-from app.views.lifetimes import buffer_lifetimes
+from app.views.lifetimes import step_model
 from app.views.slab_lanes import slab_layout, stacked_lanes
 
 
@@ -34,7 +34,8 @@ class SlabSection:
 
 def _section(plan, graph) -> SlabSection:
     layout = slab_layout(graph, plan)
-    first_all, last_all, step_name = buffer_lifetimes(graph, plan.conflict_model)
+    steps = step_model(graph, plan.conflict_model)
+    first_all, last_all, step_name = steps.first, steps.last, steps.step_name
     rows = np.asarray(layout.rows, dtype=np.int64)
     first = np.asarray(first_all, dtype=np.int64)[rows]
     last = np.asarray(last_all, dtype=np.int64)[rows]
