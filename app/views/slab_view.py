@@ -207,7 +207,7 @@ class SlabView(QWidget):
         # A narrow bar elides the choice rather than growing wider than asked for.
         self.mode_choice.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.mode_choice.setMinimumContentsLength(8)
+        self.mode_choice.setMinimumContentsLength(16)  # "live at one step" whole
         self.controls = QWidget()
         self.controls.setLayout(self._build_controls())
         # A narrow bar clips its replay controls rather than growing wider than asked for.
