@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QPoint, QSize, Qt, qInstallMessageHandler
+from PySide6.QtCore import QCoreApplication, QPoint, QSettings, QSize, Qt, qInstallMessageHandler
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
-from app.views.png_export import render_png, render_svg
+from app.views.dag_groups import GROUP_LIMIT, folded_graph
+from app.views.export_title import export_title
+from app.views.png_export import render_png, render_svg, title_height
 from planner import PlanError
 
 VIEWS = ("slab", "map", "dag", "timeline", "window")
@@ -20,8 +23,9 @@ DEFAULT_SIZES = {"slab": QSize(1200, 420), "map": QSize(1200, 700), "dag": QSize
                  "timeline": QSize(1200, 500), "window": QSize(1600, 1000)}
 
 
-def build_view(session, view: str) -> QWidget:
-    """A new widget of kind `view` over `session` (each view module is imported on demand)."""
+def build_view(session, view: str, settings: QSettings | None = None) -> QWidget:
+    """A new widget of kind `view` over `session` (each view module is imported on demand); a
+    window keeps its layout and recent files in `settings` (default: the user's)."""
     if view == "slab":
         from app.views.slab_view import SlabView
         return SlabView(session)
@@ -29,38 +33,58 @@ def build_view(session, view: str) -> QWidget:
         from app.views.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
-        # The DAG, or live bytes over time for a chain of time steps, as the window shows it.
+        # The DAG, or live bytes over time for a chain of time steps, as the window shows it;
+        # a large DAG as its structure, folded into groups, since every node would be a sliver.
         from app.views.graph_panel import GraphPanel
+        from app.views.live_bytes_view import graph_is_time_chain
+
+        graph = session.graph
+        if graph is not None and len(graph.nodes) > GROUP_LIMIT and not graph_is_time_chain(graph):
+            from app.session import Session
+            from app.views.dag_view import DagView
+
+            folded = Session()
+            folded.graph = folded_graph(graph)  # drawn only: never planned
+            view_widget = DagView(folded)
+            view_widget.folded_session = folded  # kept alive with the view
+            return view_widget
         return GraphPanel(session)
     if view == "timeline":
         from app.views.timeline_view import TimelineView
         return TimelineView(session)
     if view == "window":
         from app.window import MainWindow
-        return MainWindow(session)
+        return MainWindow(session, settings)
     raise PlanError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 
 
 def export_view(session, view: str, path=None, scale: float = 1.0, size: QSize | None = None,
                 svg=None) -> Path:
-    """Build `view` over `session` offscreen at `size` (logical pixels) and write it to the PNG
-    `path` and/or the SVG `svg`; returns the PNG's path (the SVG's when there is no PNG).
+    """Build `view` over `session` offscreen at `size` (logical pixels, a title line included)
+    and write it to the PNG `path` and/or the SVG `svg`; returns the PNG's path (the SVG's when
+    there is no PNG).
 
-    Needs a QApplication; the widget is laid out and drawn without appearing on any screen.
+    The picture depends only on the arguments: a window is built over blank settings, never the
+    user's saved layout. Needs a QApplication; nothing appears on any screen.
     """
     if path is None and svg is None:
         raise PlanError("nothing to write: give a PNG or an SVG path")
-    widget = build_view(session, view)
-    try:
-        widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
-        widget.resize(size or DEFAULT_SIZES[view])
-        widget.show()
-        _settle(widget)
-        written = render_svg(widget, svg) if svg is not None else None
-        return render_png(widget, path, scale) if path is not None else written
-    finally:
-        widget.close()
-        widget.deleteLater()
+    with tempfile.TemporaryDirectory(prefix="slabscope-export-") as blank:
+        settings = QSettings(os.path.join(blank, "settings.ini"), QSettings.Format.IniFormat)
+        widget = build_view(session, view, settings)
+        try:
+            widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+            size = size or DEFAULT_SIZES[view]
+            title = export_title(session)
+            widget.resize(size.width(), max(1, size.height() - title_height(widget)))
+            widget.show()
+            _settle(widget)
+            written = render_svg(widget, svg, title) if svg is not None else None
+            return render_png(widget, path, scale, title) if path is not None else written
+        finally:
+            widget.close()
+            widget.deleteLater()
+            del settings
 
 
 def _settle(widget: QWidget) -> None:

@@ -21,7 +21,9 @@ import planner
 from app.state import run_worker
 from app.state.planning_controller import PlanningController
 from app.views.busy_overlay import BusyOverlay
+from app.views.export_title import export_title
 from app.views.png_export import render_png, render_svg
+from app.views.window_export import enter_window_export, leave_window_export
 from app.views.dag_view import DagView
 from app.views.find_dialog import FindDialog
 from app.views.graph_panel import GraphPanel
@@ -30,11 +32,12 @@ from app.views.notes_bar import NotesBar
 from app.views.shortcuts_dialog import ShortcutsDialog
 from app.views.inspector import Inspector
 from app.views.lifetime_view import LifetimeView
-from app.views.request_list import RequestList, format_bytes
+from app.views.byte_axis import format_bytes
+from app.views.request_list import RequestList
 from app.views.allocator_panel import AllocatorPanel
 from app.views.schedule_controls import ScheduleControls
 from app.views.slab_view import SlabView
-from app.views.timeline_view import TimelineView
+from app.views.timeline_view import TimelineView, run_unavailable_text
 
 SESSION_SUFFIX = ".slabscope"
 GRAPH_FILTER = "Graphs (*.json *.onnx *.pt2 *.csv *.pickle);;All files (*)"
@@ -98,7 +101,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["slab"], self.docks["lifetime"])
         self.tabifyDockWidget(self.docks["lifetime"], self.docks["timeline"])
         self.tabifyDockWidget(self.docks["timeline"], self.docks["allocator"])
-        self.docks["slab"].raise_()
+        self.docks[session.view.tab].raise_()  # "slab" unless the session says otherwise
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)
@@ -241,12 +244,13 @@ class MainWindow(QMainWindow):
     def export_png(self, view: str, path, scale: float | None = None) -> bool:
         """Write `view` as it is on screen to `path`: a PNG (default scale: the menu's choice), or
         an SVG when the name ends in .svg."""
-        widget = self.export_widget(view)
+        widget, title = self.export_widget(view), export_title(self.session)
         try:
             if Path(path).suffix.lower() == ".svg":
-                written = render_svg(widget, path)
+                written = render_svg(widget, path, title)
             else:
-                written = render_png(widget, path, self.export_scale() if scale is None else scale)
+                written = render_png(widget, path, self.export_scale() if scale is None else scale,
+                                     title)
         except planner.PlanError as exc:
             self.show_error("Cannot export", str(exc))
             return False
@@ -523,12 +527,22 @@ class MainWindow(QMainWindow):
                 reason = f"Cannot run: {exc}"
         self.run_action.setEnabled(reason is None)
         self.run_action.setToolTip(reason or "Execute the plan in one slab and measure its phases")
+        snapshot = getattr(self.session.graph, "allocator", None) is not None
+        self.timeline_view.set_empty_text(run_unavailable_text(reason, snapshot))
 
     def _run_failed(self, message: str) -> None:
         """A failed run is shown in the timeline (raised) and in a dialog."""
         self.timeline_view.show_failure(message)
         self.docks["timeline"].raise_()
         self.show_error("Run failed", message)
+
+    def enter_export(self) -> None:
+        """Draw the window for a picture: panels in their export modes, no passing message."""
+        enter_window_export(self)
+
+    def leave_export(self) -> None:
+        """Back from `enter_export`."""
+        leave_window_export(self)
 
     def show_shortcuts(self) -> None:
         """Help ▸ Keyboard Shortcuts: every shortcut of the menus and the panels."""

@@ -2,8 +2,10 @@
 
     QT_QPA_PLATFORM=offscreen python -m bench.app_speed [GRAPH ...] [--shots DIR] [--search NAME]
 
-A QTimer ticks every 5 ms while each action runs; "longest stall" is the longest gap between two
-ticks, i.e. the longest stretch the window could not repaint or take input. "time" runs from
+A QTimer ticks every 5 ms while each action runs; "stall" is the longest gap between two ticks,
+i.e. the longest stretch the window could not repaint or take input. "GUI CPU" is the most CPU
+time the GUI thread spent between two ticks: the same stall without the waits of a busy machine
+(other processes, the planning worker holding the GIL), so it compares runs on a loaded host. "time" runs from
 the action to its plan drawn (the plan arrived and one more turn of the event loop). GRAPHs
 default to densenet121 from the onnx package's test data and, when ../shared/benchmarks is
 there, the idealloc traces pangu_2.6B and Y_1 and MiniMalloc's K (where the Plan menu also
@@ -44,21 +46,23 @@ def settled(session) -> bool:
     return session.plan is not None and getattr(session, "busy", None) is None
 
 
-def measure(action, done, timeout: float) -> tuple[float, float]:
+def measure(action, done, timeout: float) -> tuple[float, float, float]:
     """Run `action` from the event loop and keep the loop turning until `done()` has held for
-    one more tick; (seconds to that tick, longest gap between 5 ms ticks in seconds)."""
+    one more tick; (seconds to that tick, longest gap between 5 ms ticks in seconds, most GUI
+    thread CPU seconds between two ticks)."""
     from PySide6.QtCore import QEventLoop, Qt, QTimer
 
     loop, timer = QEventLoop(), QTimer()
     timer.setInterval(TICK_MS)
     timer.setTimerType(Qt.TimerType.PreciseTimer)
     state = {"start": time.perf_counter(), "last": time.perf_counter(), "longest": 0.0,
-             "seen": False, "end": None}
+             "seen": False, "end": None, "cpu_last": time.thread_time(), "cpu": 0.0}
 
     def tick():
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         state["longest"] = max(state["longest"], now - state["last"])
-        state["last"] = now
+        state["cpu"] = max(state["cpu"], cpu - state["cpu_last"])
+        state["last"], state["cpu_last"] = now, cpu
         if state["seen"] or now - state["start"] > timeout:
             state["end"] = now
             loop.quit()
@@ -69,7 +73,7 @@ def measure(action, done, timeout: float) -> tuple[float, float]:
     QTimer.singleShot(0, action)
     loop.exec()
     timer.stop()
-    return state["end"] - state["start"], state["longest"]
+    return state["end"] - state["start"], state["longest"], state["cpu"]
 
 
 def _ms(seconds: float) -> str:
@@ -83,42 +87,49 @@ def time_graph(window, path: Path, search: bool, timeout: float) -> None:
     session = window.session
     wait = lambda: settled(session)  # noqa: E731
 
-    def row(what: str, seconds: float, stall: float, note: str = "") -> None:
-        print(f"  {path.stem:<18} {what:<26} {_ms(seconds):>10} {_ms(stall):>10}  {note}",
-              flush=True)
+    def row(what: str, seconds: float, stall: float, cpu: float, note: str = "") -> None:
+        print(f"  {path.stem:<18} {what:<26} {_ms(seconds):>10} {_ms(stall):>10} {_ms(cpu):>10}"
+              f"  {note}", flush=True)
 
-    seconds, stall = measure(lambda: window.open_path(path), wait, timeout)
+    seconds, stall, cpu = measure(lambda: window.open_path(path), wait, timeout)
     graph = session.graph
-    row("open, plan drawn", seconds, stall, f"{len(graph.buffers):,} buffers, {len(graph.nodes):,} nodes")
+    row("open, plan drawn", seconds, stall, cpu,
+        f"{len(graph.buffers):,} buffers, {len(graph.nodes):,} nodes")
     first = session.plan
 
     order = list(session.order)
     moved = order[len(order) // 2]
-    seconds, stall = measure(lambda: window.request_list.model.move_names([moved], 0), wait, timeout)
-    row("reorder (drop a row)", seconds, stall)
+    seconds, stall, cpu = measure(lambda: window.request_list.model.move_names([moved], 0), wait,
+                                  timeout)
+    row("reorder (drop a row)", seconds, stall, cpu)
     reordered = session.plan
 
-    seconds, stall = measure(session.undo_stack.undo, wait, timeout)
-    row("undo the reorder", seconds, stall, "same plan" if session.plan is first else "re-planned")
-    seconds, stall = measure(session.undo_stack.redo, wait, timeout)
-    row("redo", seconds, stall, "same plan" if session.plan is reordered else "re-planned")
+    seconds, stall, cpu = measure(session.undo_stack.undo, wait, timeout)
+    row("undo the reorder", seconds, stall, cpu,
+        "same plan" if session.plan is first else "re-planned")
+    seconds, stall, cpu = measure(session.undo_stack.redo, wait, timeout)
+    row("redo", seconds, stall, cpu, "same plan" if session.plan is reordered else "re-planned")
 
     names = [n.name for n in graph.nodes]
-    hovers = []
+    hovers, hover_cpu = [], []
     for name in names[:: max(1, len(names) // 10)]:
-        hovers.append(measure(lambda n=name: window.dag_view.simulate_hover(n), lambda: True,
-                              timeout)[1])
+        _seconds, stall, cpu = measure(lambda n=name: window.dag_view.simulate_hover(n),
+                                       lambda: True, timeout)
+        hovers.append(stall)
+        hover_cpu.append(cpu)
     window.dag_view.simulate_hover(None)
-    row("hover a node (longest of 10)", statistics.median(hovers), max(hovers), "time: median")
+    row("hover a node (longest of 10)", statistics.median(hovers), max(hovers), max(hover_cpu),
+        "time: median")
 
     if search:
         before = session.plan
-        seconds, stall = measure(window.algorithm_actions["search"].trigger, wait, timeout)
-        row("Plan > Algorithm > search", seconds, stall, f"{session.plan.slab_bytes:,} B")
-        seconds, stall = measure(session.undo_stack.undo, wait, timeout)
-        row("undo the search", seconds, stall, "same plan" if session.plan is before else "re-planned")
-        seconds, stall = measure(session.undo_stack.redo, wait, timeout)
-        row("redo the search", seconds, stall, f"{session.plan.slab_bytes:,} B")
+        seconds, stall, cpu = measure(window.algorithm_actions["search"].trigger, wait, timeout)
+        row("Plan > Algorithm > search", seconds, stall, cpu, f"{session.plan.slab_bytes:,} B")
+        seconds, stall, cpu = measure(session.undo_stack.undo, wait, timeout)
+        row("undo the search", seconds, stall, cpu,
+            "same plan" if session.plan is before else "re-planned")
+        seconds, stall, cpu = measure(session.undo_stack.redo, wait, timeout)
+        row("redo the search", seconds, stall, cpu, f"{session.plan.slab_bytes:,} B")
     session.undo_stack.setClean()
     QApplication.instance().processEvents()
 
@@ -146,7 +157,7 @@ def main(argv=None) -> int:
         planning.warm_up()
         measure(lambda: None, lambda: not planning.running, 120)
     searched = set(args.search or DEFAULT_SEARCH)
-    print(f"  {'graph':<18} {'action':<26} {'time':>10} {'stall':>10}  note")
+    print(f"  {'graph':<18} {'action':<26} {'time':>10} {'stall':>10} {'GUI CPU':>10}  note")
     for path in args.graphs or default_graphs():
         time_graph(window, path, path.stem in searched, args.timeout)
         if args.shots:

@@ -20,7 +20,8 @@ class PhaseTime:
 
 @dataclass(frozen=True)
 class KernelTime:
-    """One node's mean time per execute, and what that achieves against the device's peak."""
+    """One node's mean time per execute, and what that achieves against the device's peak;
+    `samples` holds its time in each execute (empty in reports made before they were kept)."""
 
     node: str
     op: str
@@ -31,6 +32,7 @@ class KernelTime:
     bytes_per_s: float
     flops_share_of_peak: float | None
     bytes_share_of_peak: float | None
+    samples: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class RunReport:
     peak_used_source: str
     verification: RunVerification | None
     replay: Replay
+    execute_samples: tuple[float, ...] = ()  # wall seconds of each execute, in run order
 
     def phase(self, name: str) -> PhaseTime:
         """The phase called `name`."""
@@ -163,6 +166,16 @@ def _finite(value):
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
+
+
+def spread(samples) -> tuple[float, float, float] | None:
+    """(median, least, most) of `samples`; None when there are none."""
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return median, ordered[0], ordered[-1]
 
 
 def seconds_text(seconds: float) -> str:

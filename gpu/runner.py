@@ -38,19 +38,24 @@ def _compile(source, order_names, conflicts: str) -> tuple[Graph, tuple[int, ...
     return graph, execute_order(graph, order_names)
 
 
-def _execute(backend, steps, clock, repeats: int, totals: list[float], check) -> None:
-    """`repeats` executes under the allocation guard, adding each kernel's seconds to `totals`;
-    `check(fraction done)` runs before each (it may raise `RunCancelled`)."""
+def _execute(backend, steps, clock, repeats: int, samples: list[list[float]], check) -> list[float]:
+    """`repeats` executes under the allocation guard, appending each kernel's seconds to its list
+    in `samples`; the wall seconds of each execute (launch to synchronised). `check(fraction
+    done)` runs before each (it may raise `RunCancelled`)."""
+    walls = []
     with backend.no_allocations():
         for r in range(repeats):
             check(r / repeats)
+            started = time.perf_counter()
             for i, step in enumerate(steps):
                 clock.start(i)
                 step.launch()
                 clock.stop(i)
             backend.synchronize()
+            walls.append(time.perf_counter() - started)
             for i, seconds in enumerate(clock.seconds()):
-                totals[i] += seconds
+                samples[i].append(seconds)
+    return walls
 
 
 def _warm_up(backend, steps) -> None:
@@ -150,16 +155,16 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     check(0.3, "execute")
 
     started = time.perf_counter()
-    totals = [0.0] * len(steps)
-    _execute(device, steps, clock, repeats, totals,
-             lambda done: check(0.3 + 0.5 * done, "execute"))
+    samples: list[list[float]] = [[] for _ in steps]
+    walls = _execute(device, steps, clock, repeats, samples,
+                     lambda done: check(0.3 + 0.5 * done, "execute"))
     seconds["execute"] = time.perf_counter() - started
     detail["execute"] = f"{repeats} x {len(steps)} kernels, timed by {device.clock_name}"
     wall = time.perf_counter() - wall_started
     check(0.8, "verify")
 
     peak = device.peak()
-    kernels = tuple(_kernel_time(step, spent / repeats, peak) for step, spent in zip(steps, totals))
+    kernels = tuple(_kernel_time(step, times, peak) for step, times in zip(steps, samples))
     allocated = binding.allocated_bytes
     peak_used = memory_pool_bytes(device)
     verification = verify_run(device, graph, plan, binding, steps, staging,
@@ -186,14 +191,17 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
         slab_bytes=plan.slab_bytes if plan else 0,
         no_reuse_bytes=plan.no_reuse_bytes if plan else sum(graph.reserved),
         allocated_bytes=allocated, peak_used_bytes=peak_used,
-        peak_used_source=device.memory_note(), verification=verification, replay=replayed)
+        peak_used_source=device.memory_note(), verification=verification, replay=replayed,
+        execute_samples=tuple(walls))
 
 
-def _kernel_time(step, mean: float, peak) -> KernelTime:
-    """One step's mean time and achieved rates, with shares of the peak where it is known."""
+def _kernel_time(step, samples: list[float], peak) -> KernelTime:
+    """One step's mean time over its `samples` (seconds per execute) and achieved rates, with
+    shares of the peak where it is known."""
+    mean = sum(samples) / len(samples)
     rate = step.flops / mean if mean > 0 else 0.0
     traffic = step.bytes / mean if mean > 0 else 0.0
     return KernelTime(
         step.node.name, step.node.op, mean, step.flops, step.bytes, rate, traffic,
         rate / peak.flops if peak.flops and step.flops else None,
-        traffic / peak.bytes_per_s if peak.bytes_per_s else None)
+        traffic / peak.bytes_per_s if peak.bytes_per_s else None, tuple(samples))

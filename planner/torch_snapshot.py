@@ -13,7 +13,7 @@ blocks still live at the end live through the last step.
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
@@ -22,6 +22,7 @@ from .errors import PlanError
 from .gc_pause import paused_collection
 from .graph import Buffer, Graph, Node
 from .input_limits import open_regular
+from .snapshot_names import category, frame_entry, user_site
 
 # Snapshots of long runs reach gigabytes; they are streamed, never held as bytes, so the cap
 # only stops a file that could not be a snapshot of any one machine's memory.
@@ -56,6 +57,8 @@ class AllocatorTrace:
     streams: Mapping[str, int]
     before_recording: frozenset[str]
     step_times_us: tuple[int, ...]
+    # The stacks with full paths (`stacks` keeps file names only), and each block's category.
+    full_stacks: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class BuiltinsOnlyUnpickler(pickle.Unpickler):
@@ -229,7 +232,7 @@ class _TraceReader:
         nodes = tuple(Node(n, attrs=MappingProxyType({"action": a, "event": e, "time_us": t}))
                       for n, a, e, t in zip(node_names, self.step_action, self.step_event, times))
         live_delta = [0] * (steps + 1)
-        buffers, addresses, streams, before, stack_of = [], {}, {}, set(), {}
+        buffers, addresses, streams, before, stack_of, full_of = [], {}, {}, set(), {}, {}
         # Request order is order of first step: blocks from before recording, then trace order.
         for first, end, size, addr, stream, stack, early in sorted(self.blocks,
                                                                    key=lambda b: b[0]):
@@ -237,7 +240,9 @@ class _TraceReader:
             buffer_name = self.stacks.name(stack, early)
             last = end - 1
             uses = (node_names[first],) if first == last else (node_names[first], node_names[last])
-            buffers.append(Buffer(buffer_name, size, uses))
+            buffers.append(Buffer(buffer_name, size, uses,
+                                  kind=category(stack.full, early, freed=end < steps)))
+            full_of[buffer_name] = stack.full
             live_delta[first] += size
             live_delta[end] -= size
             addresses[buffer_name] = addr
@@ -259,6 +264,7 @@ class _TraceReader:
             streams=MappingProxyType(streams),
             before_recording=frozenset(before),
             step_times_us=times,
+            full_stacks=MappingProxyType(full_of),
         )
         return Graph(nodes=nodes, edges=tuple(zip(node_names, node_names[1:])),
                      buffers=tuple(buffers), alignment=1,
@@ -288,9 +294,10 @@ class _Stacks:
         self._counts: dict[str, int] = {}
         self._names: set[str] = set()
 
-    def fold(self, frames) -> tuple[str, ...]:
-        """Python frames as `file:line function`, innermost first, then "… N C++ frames"."""
-        python, native = [], 0
+    def fold(self, frames) -> "_Stack":
+        """Python frames as `file:line function`, innermost first, then "… N C++ frames"; the
+        same with full paths as its `full`."""
+        python, full, native = [], [], 0
         for frame in frames:
             filename = frame.get("filename") if isinstance(frame, dict) else None
             if isinstance(filename, str) and (filename.endswith(".py") or
@@ -299,20 +306,28 @@ class _Stacks:
                 if base is None:
                     base = self._basenames[filename] = \
                         filename.replace("\\", "/").rsplit("/", 1)[-1]
-                python.append(f"{base}:{frame.get('line', 0)} {frame.get('name', '?')}")
+                line, function = frame.get("line", 0), frame.get("name", "?")
+                python.append(f"{base}:{line} {function}")
+                full.append(frame_entry(filename, line, function))
             else:
                 native += 1
         if native:
             python.append(f"… {native} C++ frame" + ("s" if native > 1 else ""))
-        stack = tuple(python)
+            full.append(python[-1])
+        key = tuple(full)
         # Many blocks come from the same place: keep one copy of each stack.
-        return self._shared.setdefault(stack, stack)
+        stack = self._shared.get(key)
+        if stack is None:
+            stack = self._shared[key] = _Stack(python, key)
+        return stack
 
-    def name(self, stack: tuple[str, ...], before_recording: bool) -> str:
-        """The innermost Python frame and a per-frame counter, unique among the names given."""
-        if stack and not stack[0].startswith("… "):
+    def name(self, stack: "_Stack", before_recording: bool) -> str:
+        """The innermost frame of the user's code (else the innermost Python frame) and a
+        per-site counter, unique among the names given."""
+        site = user_site(stack.full)
+        if site is None and stack and not stack[0].startswith("… "):
             site = stack[0]
-        else:
+        if site is None:
             site = "(before recording)" if before_recording else "(no Python frame)"
         while True:
             count = self._counts[site] = self._counts.get(site, 0) + 1
@@ -320,6 +335,16 @@ class _Stacks:
             if name not in self._names:
                 self._names.add(name)
                 return name
+
+
+class _Stack(tuple):
+    """A folded stack of file names (a plain tuple to compare), with `full`: the same frames
+    with their full paths."""
+
+    def __new__(cls, entries, full: tuple[str, ...]):
+        stack = super().__new__(cls, entries)
+        stack.full = full
+        return stack
 
 
 def _running_sum(deltas: list[int]) -> tuple[int, ...]:

@@ -97,7 +97,7 @@ def test_hover_and_node_highlight(qtbot):
     session, view = make_view(qtbot)
     assert view.hover_at(2.5, 100) == "t1"
     assert session.hovered_buffer == "t1"
-    assert "conflicts" in view.details.text() and "add_bias, relu" in view.details.text()
+    assert "conflicts" in view.details.full_text() and "add_bias, relu" in view.details.full_text()
     session.hover_buffer(None)
     session.hover_node("add_bias")
     outlined = view.layer.outlined()
@@ -108,12 +108,15 @@ def test_hover_and_node_highlight(qtbot):
 def test_the_detail_line_follows_the_plan_and_the_file(qtbot):
     session, view = make_view(qtbot)
     view.hover_at(2.5, 100)
-    session.hover_buffer(None)  # the line stays readable after the pointer leaves ...
-    assert view.details.text().startswith("t1")
+    assert view.details.full_text().startswith("t1")
+    session.hover_buffer(None)  # the pointer left: the line clears ...
+    assert view.details.full_text() == HOVER_HINT
+    session.select_buffers(["t1"])  # ... unless the buffer is selected
+    assert view.details.full_text().startswith("t1")
     session.set_order(["y", "t1"])  # ... and gives the new offset after a reorder
-    assert f"offset {session.plan.by_name['t1'].offset:,}.." in view.details.text()
+    assert f"offset {session.plan.by_name['t1'].offset:,}.." in view.details.full_text()
     session.set_graph(planner.load(DIAMOND), DIAMOND)  # another file: back to the hint
-    assert view.details.text() == HOVER_HINT
+    assert view.details.full_text() == HOVER_HINT
 
 
 def test_keys_zoom_both_axes(qtbot):

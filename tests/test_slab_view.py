@@ -128,7 +128,7 @@ def test_pause_keeps_the_step(view, qtbot):
 def test_hover_reports_the_buffer_and_its_details(view, session):
     assert view.hover_at(20_000, 1.5) == "y"
     assert session.hovered_buffer == "y"
-    text = view.details.text()
+    text = view.details.full_text()
     for part in ("y", "16,384", "reserved", "offset 16,384..32,768", "relu, readback",
                  "conflicts t1"):
         assert part in text

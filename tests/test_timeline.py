@@ -103,8 +103,12 @@ def test_timeline_shows_empty_state_then_a_report(qtbot, session):
     assert "peak unknown" in header and "unavailable on numpy" in header
     assert "verified" in view.verdict.text()
     ticks = [label for _, label in view.plot.getPlotItem().getAxis("left")._tickLevels[0]]
-    assert ticks[:4] == ["graph_compile", "search", "prepare", "execute ×3"]
-    assert ticks[4:] == [f"↳ {k.node} ({k.op})" for k in report.kernels]
+    assert [t.split("  ")[0] for t in ticks[:4]] == ["graph_compile", "search", "prepare",
+                                                     "execute ×3"]
+    ops = list(dict.fromkeys(k.op for k in report.kernels))
+    assert ticks[4].startswith("one execute  median")
+    assert [t.split("  ")[0] for t in ticks[5:]] == [
+        f"▸ {op} ×{sum(k.op == op for k in report.kernels)}" for op in ops]
     view.log_scale.setChecked(True)
     assert "log scale" in view.plot.getPlotItem().getAxis("bottom").labelText
     session.set_last_run(None)
@@ -118,11 +122,12 @@ def test_timeline_rows_carry_measured_durations_and_shares(session):
     assert f"{report.phase('prepare').share:.1%}" in rows[2].note
     # Phases end to end; the kernels of one execute start with execute and fit in one execute.
     assert [r.start for r in rows[1:4]] == [r.end for r in rows[:3]]
-    kernels = rows[4:]
-    assert kernels[0].start == rows[3].start
-    assert all(b.start == a.end for a, b in zip(kernels, kernels[1:]))
-    assert kernels[-1].end - kernels[0].start <= report.execute_seconds * (1 + 1e-9)
-    assert all("per execute" in r.note for r in kernels)
+    assert rows[4].label.startswith("one execute") and rows[4].start == rows[3].start
+    groups = rows[5:]  # one row per op, folded
+    assert groups[0].start == rows[3].start
+    assert all(b.start == a.end for a, b in zip(groups, groups[1:]))
+    assert groups[-1].end - groups[0].start <= report.execute_seconds * (1 + 1e-9)
+    assert all("of one execute" in r.note and r.group for r in groups)
 
 
 def test_timeline_names_the_clobbered_buffer(qtbot):
@@ -138,21 +143,3 @@ def test_timeline_names_the_clobbered_buffer(qtbot):
     s.set_last_run(report)
     text = view.verdict.text()
     assert "NOT VERIFIED" in text and "clobbered: q (read by d" in text
-
-
-def test_dense_rows_get_labels_that_never_overlap(qtbot, session):
-    from PySide6.QtGui import QColor
-
-    from app.views.timeline_view import ROW_PIXELS, TimelineRow
-
-    view = TimelineView(session)
-    qtbot.addWidget(view)
-    view.resize(900, 500)
-    view.show()
-    rows = [TimelineRow(f"kernel {i}", float(i), 1.0 + i % 7, "", QColor("#F58518"))
-            for i in range(54)]
-    labelled = sorted(view._labelled_rows(rows))
-    per_row = view.plot.getPlotItem().getViewBox().height() / len(rows)
-    assert per_row < ROW_PIXELS  # the case in question: rows denser than labels
-    assert len(labelled) >= 10
-    assert all((b - a) * per_row >= ROW_PIXELS - 1e-9 for a, b in zip(labelled, labelled[1:]))

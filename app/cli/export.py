@@ -11,6 +11,7 @@ import planner
 from app.cli.options import add_planning_options, conflicts_for, search_options
 from app.cli.plan import split_order
 from app.render import VIEWS
+from app.state.view_settings import ADDRESSES, SLAB_VIEWS, TABS, ViewSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="execute the plan first (NumPy, or CuPy on a GPU) so the timeline "
                              "and window show measured phases")
     parser.add_argument("--repeats", type=int, default=10, help="executes for --run (default 10)")
+    parser.add_argument("--addresses", choices=ADDRESSES, default="planned",
+                        help="lifetime map of a PyTorch snapshot: planned offsets or PyTorch's "
+                             "addresses (default: planned)")
+    parser.add_argument("--slab-view", choices=SLAB_VIEWS,
+                        help="slab bar: every buffer in lanes, or the buffers live at the peak "
+                             "step (default: by the plan's size)")
+    parser.add_argument("--tab", choices=TABS, default="slab",
+                        help="window view: the bottom panel shown (default: slab)")
 
 
 # QPainter draws on images of at most 32,767 pixels a side; past that Qt fails or the
@@ -100,16 +109,14 @@ def run(args) -> int:
     app = ensure_application()
     session = Session()
     session.budget = args.budget
+    session.seed, session.iterations = args.seed, args.iterations  # what search takes besides
     session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
                       conflicts=conflicts, capacity=args.capacity)
+    # The views are built after this, from these settings only (never from saved ones).
+    session.view = ViewSettings(addresses=args.addresses, slab=args.slab_view, tab=args.tab)
     if session.plan is None:
         plan_here()  # raises the planner's own error (a capacity error exits 3)
         raise planner.PlanError(session.plan_error or "no plan")
-    if args.algorithm == "search":
-        # The session plans greedy algorithms exactly as `plan` does; search also takes a seed
-        # and an iteration count, so its plan is drawn as the command line asked for it.
-        session.plan = plan_here()
-        session.sigPlanChanged.emit(None, session.plan)
     if args.run:
         import gpu
 

@@ -26,10 +26,13 @@ from psygnal import Signal
 import planner
 from planner.cancel import Cancelled
 
+from app.state.heap import freeze_large
 from app.state.selection import Selection
 from app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
 from app.state.tasks import Executor, ImmediateExecutor, Task
 from app.state.undo import UndoCommand, UndoStack
+from app.state.view_settings import ViewSettings
+from app.views.identity_cache import IdentityCache
 
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer
@@ -45,9 +48,16 @@ class PlanOutcome:
     bound: object
 
 
+# The file's request order by name, worked out with the graph (the buffer index on the way)
+# where it loads, not on the GUI thread that shows it.
+_file_order = IdentityCache(lambda graph: tuple(graph.buffers[i].name
+                                                for i in graph.request_order(None)), size=2)
+
+
 def _prepare(graph: planner.Graph, preparers, token) -> None:
     """Run the views' graph preparers on a graph just loaded (in the worker), checking `token`."""
     token.check()
+    _file_order(graph)
     for prepare in preparers:
         prepare(graph)
         token.check()
@@ -110,6 +120,9 @@ class Session:
         # `graph` is the loaded graph with it as its schedule (app.state.schedule_choice).
         self.schedule: tuple[str, ...] | None = None
         self.budget = DEFAULT_BUDGET
+        self.seed = 0                      # search's random seed
+        self.view = ViewSettings()         # how the views show the plan (not part of the plan)
+        self.iterations: int | None = None  # the most steps search may take (None: the budget)
         self.plan: planner.Plan | None = None
         self.plan_error: str | None = None
         self.busy: str | None = None
@@ -223,7 +236,8 @@ class Session:
         Listeners of `sigGraphChanged` see `plan` None; `sigPlanChanged(None, new)` follows, at
         once or when the background plan arrives.
         """
-        order = tuple(graph.buffers[i].name for i in graph.request_order(order))
+        order = _file_order(graph) if order is None else \
+            tuple(graph.buffers[i].name for i in graph.request_order(order))
         # Listeners of the cleared hover and selection still see the graph they belong to.
         self.selection_model.clear()
         self.graph, self.path, self.order = graph, path, order
@@ -236,9 +250,11 @@ class Session:
         self.plan, self.plan_error, self._previous_plan = None, None, None
         self._plans, self._bounds = {}, {}
         self.import_notes = ()
+        self.view.slab = None  # each graph opens its slab bar in the mode that suits its size
         self.undo_stack.clear()
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)
+        freeze_large(graph)  # the views have built what they keep of it
         self._request_plan()
 
     # --- session files (graph path, order, algorithm, conflicts, capacity) -----------------
@@ -313,12 +329,14 @@ class Session:
     def settings_key(self, **changed) -> tuple:
         """The settings a plan depends on, as a dictionary key (`changed` overrides some)."""
         values = {"order": self.order, "algorithm": self.algorithm, "conflicts": self.conflicts,
-                  "capacity": self.capacity, "budget": self.budget, "schedule": self.schedule,
-                  **changed}
-        # Only search spends the budget; the other placers' plans do not depend on it.
-        budget = values["budget"] if values["algorithm"] == "search" else None
+                  "capacity": self.capacity, "budget": self.budget, "seed": self.seed,
+                  "iterations": self.iterations, "schedule": self.schedule, **changed}
+        # Only search spends the budget and takes a seed and a step limit; the other placers'
+        # plans do not depend on them.
+        search = values["algorithm"] == "search"
         return (values["order"], values["algorithm"], values["conflicts"], values["capacity"],
-                budget, values["schedule"])
+                *((values["budget"], values["seed"], values["iterations"]) if search
+                  else (None, None, None)), values["schedule"])
 
     def _request_plan(self) -> None:
         """Show the kept plan for the current settings at once, or start making it."""
@@ -336,13 +354,16 @@ class Session:
         preparers = tuple(self.prepare_plans)
         algorithm, order, capacity, conflicts, budget = (self.algorithm, self.order,
                                                          self.capacity, self.conflicts, self.budget)
+        seed, iterations = self.seed, self.iterations
 
         def work(token) -> PlanOutcome:
             known = bound if bound is not None else planner.lower_bound(graph, conflicts,
                                                                          cancel=token)
             try:
                 made = planner.plan(graph, algorithm=algorithm, order=order, capacity=capacity,
-                                    conflicts=conflicts, budget=budget, cancel=token)
+                                    conflicts=conflicts, budget=budget, seed=seed,
+                                    iterations=iterations, cancel=token)
+                made.by_name  # every view looks placements up by name: index them here
                 for prepare in preparers:
                     token.check()
                     prepare(graph, made)
@@ -372,6 +393,7 @@ class Session:
             self._bounds[(self.conflicts, self.schedule)] = outcome.bound
         self._set_busy(None)
         self.sigPlanChanged.emit(old, self.plan)
+        freeze_large(self.graph)  # the plan and what the views made of it
         if outcome.error is not None:
             self.sigError.emit(outcome.error)
 

@@ -51,10 +51,23 @@ def stack_frames(graph, name: str) -> tuple[str, ...]:
     return () if graph.allocator is None else graph.allocator.stacks.get(name, ())
 
 
+def stack_files(graph, name: str) -> tuple[str, ...]:
+    """The full paths of the files in buffer `name`'s stack (a PyTorch snapshot's), innermost
+    first, each once; () otherwise."""
+    trace = graph.allocator if graph is not None else None
+    full = trace.full_stacks.get(name, ()) if trace is not None else ()
+    paths = (entry.rsplit(":", 1)[0] for entry in full if not entry.startswith("… "))
+    return tuple(dict.fromkeys(paths))
+
+
 def describe_buffer(session, name: str) -> str:
     """Buffer `name` and its facts, one a line, then its stack if it has one (the tooltip)."""
     lines = [name] + [f"{label}: {value}" for label, value in buffer_facts(session, name)]
     frames = stack_frames(session.graph, name)
+    files = stack_files(session.graph, name)
+    if files:  # the stack below names files only: here are their full paths
+        lines.append("files:")
+        lines += [f"  {path}" for path in files[:STACK_LINES]]
     if frames:
         lines.append("stack:")
         lines += [f"  {frame}" for frame in frames[:STACK_LINES]]

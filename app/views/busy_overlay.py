@@ -40,12 +40,21 @@ class BusyOverlay(QWidget):
             self.setGeometry(self.parentWidget().rect())
         return False
 
+    def badge_rect(self) -> QRectF:
+        """Where the badge is drawn: centred in the panel, so that the panel's first line (a
+        summary, the inspector's graph and plan) stays readable under the veil."""
+        metrics = self.fontMetrics()
+        width = min(self.width() - 16, metrics.horizontalAdvance(self.text) + 24)
+        height = metrics.height() + 12
+        return QRectF((self.width() - width) / 2, max(10, (self.height() - height) / 2),
+                      width, height)
+
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.fillRect(self.rect(), VEIL)
         metrics = painter.fontMetrics()
-        width = min(self.width() - 16, metrics.horizontalAdvance(self.text) + 24)
-        badge = QRectF((self.width() - width) / 2, 10, width, metrics.height() + 12)
+        badge = self.badge_rect()
+        width = badge.width()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(BADGE)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
 from app.views import palette
@@ -43,6 +43,7 @@ TEXT_COLOR = QColor("#1D2330")
 SELECTED_BORDER = QColor("#111111")
 CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
 BACKGROUND = QColor("#FFFFFF")
+LEGEND_ROOM = 26              # pixels at the top a fitted graph leaves to the colour key
 LEGEND = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered node or buffer uses"),
           (palette.DESCENDANT, "descendants"))
 
@@ -76,6 +77,17 @@ class NodeItem(QGraphicsItem):
         painter.setPen(QPen(SELECTED_BORDER if selected else border, 3.0 if selected else 1.5))
         painter.setBrush(fill)
         painter.drawRoundedRect(self.rect, 6, 6)
+        if detail < TEXT_MIN_SCALE and self.view._exporting:
+            # A picture has no zoom to read labels by: draw the name at the least legible size,
+            # cut to its box.
+            font = QFont(self.view.label_font)
+            font.setPointSizeF(font.pointSizeF() * TEXT_MIN_SCALE / detail)
+            painter.setPen(text)
+            painter.setFont(font)
+            label = QFontMetrics(font).elidedText(self.name, Qt.TextElideMode.ElideRight,
+                                                  int(self.rect.width() - 4))
+            painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, label)
+            return
         if detail >= TEXT_MIN_SCALE:
             painter.setPen(text)
             painter.setFont(self.view.label_font)
@@ -185,6 +197,7 @@ class DagView(QGraphicsView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.minimap = DagMinimap(self)
+        self._exporting = False
         self._items: list[NodeItem] = []
         self._edge_paths: list[tuple[int, int, int, QPainterPath]] = []  # src, dst, band, path
         self._node_buffers: list[tuple[str, ...]] = []
@@ -360,6 +373,9 @@ class DagView(QGraphicsView):
                              "not drawn (see live bytes over time)")
             painter.restore()
             return
+        if self._exporting:  # a picture has no hover: the key to hover colours means nothing
+            painter.restore()
+            return
         painter.setFont(self.label_font)
         metrics = painter.fontMetrics()
         x, y = 10, 10
@@ -381,10 +397,25 @@ class DagView(QGraphicsView):
             return
         self.resetTransform()
         view = self.viewport().rect()
-        scale = min(view.width() / rect.width(), view.height() / rect.height(), MAX_FIT_SCALE)
+        # The colour key sits over the top strip: the graph fits below it.
+        room = 0 if self._exporting else min(LEGEND_ROOM, view.height() // 4)
+        scale = min(view.width() / rect.width(), (view.height() - room) / rect.height(),
+                    MAX_FIT_SCALE)
         self.scale(scale, scale)
-        self.centerOn(rect.center())
+        self.centerOn(rect.center() - QPointF(0, room / 2 / scale))
         self._zoom_changed()
+
+    def enter_export(self) -> None:
+        """Drop the colour key and the overview from a picture."""
+        self._exporting = True
+        self.minimap.hide()
+        self.viewport().update()
+
+    def leave_export(self) -> None:
+        """Bring back what `enter_export` hid."""
+        self._exporting = False
+        self.minimap.refresh()  # shown again only if the view is zoomed in
+        self.viewport().update()
 
     def zoom(self, factor: float) -> None:
         """Zoom by `factor` around the view's centre (or the pointer, for the wheel)."""

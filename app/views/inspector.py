@@ -9,17 +9,19 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout,
+from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout,
                                QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
 
 import planner
 from app.views.buffer_details import stack_frames
 from app.views.buffer_emphasis import PointerOutlines
 from app.views.identity_cache import IdentityCache
-from app.views.request_list import format_bytes
+from app.views.lazy_combo import LazyNameCombo
+from app.views.byte_axis import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
 COLUMN_WIDTHS = (96, 92, 78, 78, 78, 150, 64, 90)  # at least; number columns widen to fit
+NAME_WIDTH_LIMIT = 240  # the name column widens to its longest name up to this
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 NO_PICK = "—"
 
@@ -174,6 +176,7 @@ class BufferTableModel(QAbstractTableModel):
 
 # Undo and redo show earlier plans again: their column widths are not worked out anew.
 _largest_offset = IdentityCache(lambda plan: max((p.offset for p in plan.placements), default=None))
+_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len), size=2)
 _largest_sizes = IdentityCache(lambda graph: (max(b.bytes for b in graph.buffers),
                                               max(graph.reserved)), size=2)
 
@@ -223,16 +226,17 @@ class Inspector(QWidget):
         for c, width in enumerate(COLUMN_WIDTHS):
             header.resizeSection(c, width)
         self.model.modelReset.connect(self._fit_columns)
+        self._fit_columns()  # the session may have had its plan before this table existed
+        # Long names (a snapshot's "file.py:71 step #12") keep their line and counter in view.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.setMouseTracking(True)
         self.table.entered.connect(self._hover_row)
         self.table.viewport().installEventFilter(self)
         self.table.selectionModel().selectionChanged.connect(self._table_to_session)
 
-        self.first = QComboBox(self)
-        self.second = QComboBox(self)
+        self.first = LazyNameCombo(NO_PICK, self)
+        self.second = LazyNameCombo(NO_PICK, self)
         for combo in (self.first, self.second):
-            combo.setEditable(True)  # type to find a buffer among hundreds
-            combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
             combo.setMinimumContentsLength(8)
             combo.currentIndexChanged.connect(self._combo_to_session)
         self.verdict = QLabel(self)
@@ -303,12 +307,11 @@ class Inspector(QWidget):
 
     def _fill_combos(self, *_):
         graph = self.session.graph
-        names = [NO_PICK] + ([b.name for b in graph.buffers] if graph else [])
+        names = [b.name for b in graph.buffers] if graph else []
         self._syncing = True
         try:
             for combo in (self.first, self.second):
-                combo.clear()
-                combo.addItems(names)
+                combo.set_names(names)  # added to the list when first opened
         finally:
             self._syncing = False
         self._show_verdict()
@@ -356,7 +359,7 @@ class Inspector(QWidget):
         self._syncing = True
         try:
             for combo, name in zip((self.first, self.second), names):
-                combo.setCurrentIndex(combo.findText(name, Qt.MatchFlag.MatchExactly))
+                combo.show_name(name)
             wanted = set(names)
             selection = self.table.selectionModel()
             current = {self.model.buffer_name(self.proxy.mapToSource(i).row())
@@ -380,6 +383,11 @@ class Inspector(QWidget):
             needed = max(metrics.horizontalAdvance(self.model.widest_text(column)),
                          metrics.horizontalAdvance(column)) + 24
             header.resizeSection(c, max(COLUMN_WIDTHS[c], needed))
+        graph = self.session.graph
+        if graph is not None and graph.buffers:
+            # Names as wide as the longest (by characters), within reason.
+            needed = metrics.horizontalAdvance(_longest_name(graph)) + 24
+            header.resizeSection(0, min(max(COLUMN_WIDTHS[0], needed), NAME_WIDTH_LIMIT))
 
     def reveal(self, kind: str, name: str) -> None:
         """Scroll the table to buffer `name` (or to the first buffer node `name` uses)."""

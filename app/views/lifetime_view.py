@@ -9,12 +9,14 @@ from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-import planner
-
-from app.views.buffer_details import describe_buffer, describe_buffer_line
+from app.views.buffer_details import describe_buffer
 from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
 from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
+from app.views.detail_line import DetailLine, detail_text
 from app.views.kind_legend import KindLegend
+from app.views.lifetimes import (buffer_lifetimes, dag_layers,  # noqa: F401 (re-exported)
+                                  prepare_step_model, step_model)
+from app.views.margin_marks import place_marks
 from app.views.outline_legend import OutlineLegend
 from app.views.palette import ANCESTOR
 from app.views.range_zoom import RangeZoomViewBox
@@ -26,7 +28,8 @@ PEAK_COLOR = QColor("#B00020")
 BOUND_COLOR = QColor("#1B7F3B")
 HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
               "Drag across a region to zoom into it, Shift+drag pans, double-click shows all.")
-MERGE_MARKS = 0.04          # of the visible bytes: closer than this, peak and bound share one label
+PLAN_COLOR = QColor("#555555")
+RESERVED_COLOR = QColor("#E67E00")
 
 
 PLANNED, PYTORCH = "planned offsets", "PyTorch's addresses (segments end to end)"
@@ -48,31 +51,6 @@ def packed_addresses(trace) -> dict[str, int]:
     return packed
 
 
-def dag_layers(graph) -> list[int]:
-    """Per node index, its longest-path layer: 0 for sources, else one past its deepest predecessor."""
-    layer = [0] * len(graph.nodes)
-    for v in graph.reachability.topo:
-        for s in graph.successors[v]:
-            layer[s] = max(layer[s], layer[v] + 1)
-    return layer
-
-
-def buffer_lifetimes(graph, conflicts: str) -> tuple[np.ndarray, np.ndarray, str]:
-    """First and last step of every buffer (by buffer index) and what a step is.
-
-    Serial model: positions in the planner's schedule. Otherwise: DAG layers of the uses.
-    """
-    model = planner.conflict_model(graph, conflicts)
-    if hasattr(model, "first") and hasattr(model, "last"):
-        return np.asarray(model.first), np.asarray(model.last), "schedule step"
-    layer = np.array(dag_layers(graph), dtype=np.int64)
-    flat, starts = graph.use_arrays  # every buffer has a use, so no run is empty
-    used = layer[flat]
-    first = np.minimum.reduceat(used, starts[:-1]) if len(flat) else np.zeros(0, np.int64)
-    last = np.maximum.reduceat(used, starts[:-1]) if len(flat) else np.zeros(0, np.int64)
-    return first, last, "DAG layer"
-
-
 class LifetimeView(QWidget):
     """Offset up, lifetime across: a box per buffer from its first to its last use, at its bytes.
 
@@ -85,18 +63,15 @@ class LifetimeView(QWidget):
         super().__init__(parent)
         self.session = session
         self._names: list[str] = []
+        self._position: dict[str, int] | None = None
         self._node_layer: dict[str, int] = {}
-        self._lifetime_cache: dict = {}
         self._fills: list = []
         self.lower_bound = None
 
         self.summary = QLabel()
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.legend = KindLegend()
-        self.details = QLabel(HOVER_HINT)
-        self.details.setWordWrap(True)
-        self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)
-        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.details = DetailLine(HOVER_HINT)
 
         self.outline_legend = OutlineLegend()
         self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
@@ -112,14 +87,15 @@ class LifetimeView(QWidget):
         plot.showAxis("right")
         self.marks_axis = plot.getAxis("right")
         self.marks_axis.setTicks([[]])
-        self.marks_axis.setStyle(tickLength=6)
+        self.marks_axis.setStyle(tickLength=0)  # a stacked label may sit a little off its line
         plot.hideButtons()
         self.view_box = plot.getViewBox()
         self.view_box.setDefaultPadding(0.06)  # the top tick's label stays inside the plot
         self.view_box.sigYRangeChanged.connect(self._label_marks)
+        self.view_box.sigResized.connect(self._label_marks)  # pixels per byte change with the size
         self._exporting = False
-        self._described: str | None = None
         self._marks: list[tuple[float, str]] = []
+        self._lines_wanted: list[tuple[float, str]] = []
         self._peak_text = ""
         self.layer = RectLayer()
         self.layer.on_hover = session.hover_buffer
@@ -127,6 +103,9 @@ class LifetimeView(QWidget):
         plot.addItem(self.layer)
         self.peak_line = self._line(PEAK_COLOR)
         self.lower_bound_line = self._line(BOUND_COLOR)
+        # In PyTorch's-address mode: the plan's slab as a reference, and PyTorch's reserved extent.
+        self.plan_line = self._line(PLAN_COLOR, Qt.PenStyle.DotLine)
+        self.reserved_line = self._line(RESERVED_COLOR, Qt.PenStyle.DashDotLine)
         self.peak_marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(PEAK_COLOR),
                                               pen=pg.mkPen(None))
         plot.addItem(self.peak_marker, ignoreBounds=True)
@@ -140,7 +119,7 @@ class LifetimeView(QWidget):
         self.placement_choice.addItems([PLANNED, PYTORCH])
         self.placement_choice.setToolTip("Draw each buffer at its planned offset, or where "
                                          "PyTorch's caching allocator put it")
-        self.placement_choice.currentIndexChanged.connect(self._redraw)
+        self.placement_choice.currentIndexChanged.connect(self._placement_chosen)
         self._packed: dict[str, int] = {}
         row = QHBoxLayout()
         row.addWidget(self.legend, 1)
@@ -150,6 +129,8 @@ class LifetimeView(QWidget):
         layout.addWidget(self.outline_legend)
         layout.addWidget(self.details)
 
+        if prepare_step_model not in session.prepare_plans:  # steps are found in the worker
+            session.prepare_plans.append(prepare_step_model)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._redraw)
         session.sigHoverBuffer.connect(self._pointer_changed)
@@ -159,33 +140,32 @@ class LifetimeView(QWidget):
         session.selection_model.sigReveal.connect(self.reveal)
         self._graph_changed()
 
-    def _line(self, color: QColor) -> pg.InfiniteLine:
-        line = pg.InfiniteLine(angle=0, movable=False,
-                               pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine))
+    def _line(self, color: QColor, style=Qt.PenStyle.DashLine) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(color, width=1.5, style=style))
         self.plot_widget.getPlotItem().addItem(line, ignoreBounds=True)
         line.hide()
         return line
 
     def mark_labels(self) -> list[tuple[float, str]]:
-        """The (bytes, text) labels beside the peak and bound lines in the right margin."""
+        """The (bytes, text) labels beside the horizontal lines in the right margin."""
         return list(self._marks)
 
+    def drawn_lines(self) -> dict[str, float]:
+        """The value of every horizontal line on show, by role: peak, bound, plan, reserved."""
+        lines = {"peak": self.peak_line, "bound": self.lower_bound_line,
+                 "plan": self.plan_line, "reserved": self.reserved_line}
+        return {role: float(line.value()) for role, line in lines.items() if line.isVisible()}
+
     def _label_marks(self, *_) -> None:
-        """Name the peak and the bound in the right margin: one label when they would touch."""
-        plan = self.session.plan
-        if plan is None or self.lower_bound is None or not self._names:
+        """Name the lines in the right margin, stacked apart where they would touch on screen."""
+        if not self._lines_wanted or not self._names:
             self._marks = []
             self.marks_axis.setTicks([[]])
             self.marks_axis.setWidth(8)
             return
-        peak, bound = plan.slab_bytes, self.lower_bound.bytes
         (_x0, _x1), (y0, y1) = self.view_box.viewRange()
-        if abs(peak - bound) <= MERGE_MARKS * max(y1 - y0, 1.0):
-            marks = [(float(peak), f"peak = bound {format_bytes(peak)}" if peak == bound else
-                      f"peak {format_bytes(peak)} ≈ bound")]
-        else:
-            marks = [(float(peak), f"peak {format_bytes(peak)}"),
-                     (float(bound), f"bound {format_bytes(bound)}")]
+        pixels = max(self.view_box.height(), 1.0) / max(y1 - y0, 1.0)
+        marks = place_marks(self._lines_wanted, pixels, self.fontMetrics().height() + 2)
         self._marks = marks
         self.marks_axis.setTicks([marks])
         metrics = self.fontMetrics()
@@ -195,17 +175,16 @@ class LifetimeView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._lifetime_cache = {}
         self._fills = buffer_fills(graph) if graph is not None else []
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
         trace = getattr(graph, "allocator", None)
         self._packed = packed_addresses(trace) if trace is not None else {}
         self.placement_choice.blockSignals(True)
-        self.placement_choice.setCurrentIndex(0)
+        wanted = self.session.view.addresses == "pytorch" and bool(self._packed)
+        self.placement_choice.setCurrentText(PYTORCH if wanted else PLANNED)
         self.placement_choice.blockSignals(False)
         self.placement_choice.setVisible(bool(self._packed))
-        self._described = None  # nothing of the old graph may linger in the detail line
         self.details.setText(HOVER_HINT)
         self._redraw()
         self.view_box.enableAutoRange()
@@ -215,20 +194,21 @@ class LifetimeView(QWidget):
         if graph is None or plan is None:
             self._names = []
             self.layer.set_rects([], [], [], [], [], [])
-            for item in (self.peak_line, self.lower_bound_line, self.peak_marker):
+            for item in (self.peak_line, self.lower_bound_line, self.peak_marker,
+                         self.plan_line, self.reserved_line):
                 item.hide()
+            self._lines_wanted = []
             self._label_marks()
             self._describe_hovered()
-            self.summary.setText(f"<span style='color:#B00020'>no plan: {self.session.plan_error}"
-                                 "</span>" if self.session.plan_error else "no graph open")
+            self.summary.setText(self._no_plan_text())
             return
-        conflicts = self.session.conflicts
-        if conflicts not in self._lifetime_cache:
-            lifetimes = buffer_lifetimes(graph, conflicts)
-            self._lifetime_cache[conflicts] = (*lifetimes, self._node_steps(graph, lifetimes[2]))
-        first, last, step_name, self._node_layer = self._lifetime_cache[conflicts]
+        # Computed in the planning worker for each plan it makes (see `prepare_step_model`).
+        steps = step_model(graph, plan.conflict_model)
+        first, last, step_name, self._node_layer = (steps.first, steps.last, steps.step_name,
+                                                    steps.node_step)
         index = graph.buffer_index
         self._names = [p.name for p in plan.placements]
+        self._position: dict[str, int] | None = None
         rows = np.array([index[n] for n in self._names], dtype=np.int64)
         x = first[rows] + STEP_MARGIN
         width = last[rows] - first[rows] + 1 - 2 * STEP_MARGIN
@@ -245,47 +225,94 @@ class LifetimeView(QWidget):
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)
         self.plot_widget.getPlotItem().setLabel("left", "PyTorch address (packed)" if pytorch
                                                 else "offset")
-        self._mark_peak(plan, x, width, y + height)
-        self._mark_lower_bound(graph, plan)
+        if pytorch:
+            shown = np.array([n in self._packed for n in self._names], dtype=bool)
+            tops = np.where(shown, y + height, 0.0)
+            peak = float(tops.max()) if tops.size else 0.0
+        else:
+            tops, peak = y + height, float(plan.slab_bytes)
+        self._mark_peak(peak, x, width, tops)
+        self._mark_lower_bound(plan, pytorch)
         self._label_marks()
         self._pointer_changed()
 
-    def _node_steps(self, graph, step_name: str) -> dict[str, int]:
-        model = planner.conflict_model(graph, self.session.conflicts)
-        if step_name == "schedule step":
-            return {graph.nodes[v].name: s for s, v in enumerate(model.schedule)}
-        return {node.name: layer for node, layer in zip(graph.nodes, dag_layers(graph))}
+    def _placement_chosen(self, *_) -> None:
+        """The user picked where to draw the blocks: remember it in the session's view settings."""
+        self.session.view.addresses = ("pytorch" if self.placement_choice.currentText() == PYTORCH
+                                       else "planned")
+        self._redraw()
 
-    def _mark_peak(self, plan, x, width, tops) -> None:
-        """The peak is the slab size; a marker sits over each buffer that reaches it."""
-        self.peak_line.setValue(plan.slab_bytes)
-        reaching = np.flatnonzero(tops >= plan.slab_bytes)
+    def _no_plan_text(self) -> str:
+        """What the map says with no plan to draw: the planner's error, that the open graph is
+        being planned, or that none is open."""
+        if self.session.plan_error:
+            return f"<span style='color:#B00020'>no plan: {self.session.plan_error}</span>"
+        graph = self.session.graph
+        return f"planning {graph.name}…" if graph is not None else "no graph open"
+
+    def _mark_peak(self, peak: float, x, width, tops) -> None:
+        """The peak line at `peak` bytes (the plan's slab, or the top of PyTorch's highest block);
+        a marker sits over each box whose top reaches it."""
+        self.peak_line.setValue(peak)
+        reaching = np.flatnonzero(tops >= peak) if peak > 0 else np.zeros(0, np.int64)
         names = ", ".join(self._names[i] for i in reaching[:3])
         more = f" and {reaching.size - 3} more" if reaching.size > 3 else ""
         self._peak_text = f", reached by {names}{more}" if reaching.size else ""
         self.peak_line.show()
         self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
-                                 y=np.full(reaching.size, float(plan.slab_bytes)))
+                                 y=np.full(reaching.size, float(peak)))
         self.peak_marker.show()
 
-    def _mark_lower_bound(self, graph, plan) -> None:
+    def _mark_lower_bound(self, plan, pytorch: bool) -> None:
+        """The bound line, the reference lines of the mode, their labels and the summary."""
         self.lower_bound = self.session.lower_bound()
         bound = self.lower_bound.bytes
         self.lower_bound_line.setValue(bound)
         self.lower_bound_line.show()
-        over = (plan.slab_bytes - bound) / bound if bound else 0.0
+        slab = plan.slab_bytes
+        over = (slab - bound) / bound if bound else 0.0
+        peak = int(self.peak_line.value())
+        bound_text = (f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> "
+                      f"{bound:,} B ({format_bytes(bound)})")
+        if not pytorch:
+            self.plan_line.hide()
+            self.reserved_line.hide()
+            self._lines_wanted = [(float(slab), f"peak {format_bytes(slab)}"),
+                                  (float(bound), f"bound {format_bytes(bound)}")]
+            self.summary.setText(
+                f"<b><span style='color:{PEAK_COLOR.name()}'>peak</span></b> "
+                f"{slab:,} B ({format_bytes(slab)}){self._peak_text} &nbsp; {bound_text} &nbsp; "
+                f"the plan is {over:.1%} above the bound")
+            return
+        trace = self.session.graph.allocator
+        extent = sum(size for _, size in trace.segments)  # every segment, laid end to end
+        self.plan_line.setValue(slab)
+        self.plan_line.show()
+        self.reserved_line.setValue(extent)
+        self.reserved_line.show()
+        self._lines_wanted = [(float(peak), f"PyTorch peak {format_bytes(peak)}"),
+                              (float(extent), f"PyTorch reserved {format_bytes(extent)}"),
+                              (float(slab), f"plan {format_bytes(slab)}"),
+                              (float(bound), f"bound {format_bytes(bound)}")]
+        at_once = ("" if trace.peak_reserved_bytes == extent else
+                   f" (at most {format_bytes(trace.peak_reserved_bytes)} at once)")
         self.summary.setText(
-            f"<b><span style='color:{PEAK_COLOR.name()}'>peak</span></b> "
-            f"{plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}){self._peak_text} &nbsp; "
-            f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> {bound:,} B "
-            f"({format_bytes(bound)}) &nbsp; the plan is {over:.1%} above the bound")
+            f"<b><span style='color:{PEAK_COLOR.name()}'>PyTorch's peak address</span></b> "
+            f"{peak:,} B ({format_bytes(peak)}){self._peak_text} &nbsp; "
+            f"<b><span style='color:{RESERVED_COLOR.name()}'>PyTorch reserved</span></b> "
+            f"{format_bytes(extent)} in {len(trace.segments)} segments{at_once} &nbsp; "
+            f"<b><span style='color:{PLAN_COLOR.name()}'>plan's slab</span></b> "
+            f"{format_bytes(slab)} ({over:.1%} above the bound) &nbsp; {bound_text}")
 
     # --- emphasis and pointer ------------------------------------------------------------
 
     def _pointer_changed(self, *_) -> None:
         if not self._names:
             return
-        alpha, outlines = pointer_emphasis(self.session, self._names)
+        pointed = self.session.hovered_node or self.session.selection_model.node
+        if self._position is None and pointed is not None:  # built when first needed
+            self._position = {name: i for i, name in enumerate(self._names)}
+        alpha, outlines = pointer_emphasis(self.session, self._names, self._position)
         if self._exporting:  # a picture shows the plan, not where the pointer was
             alpha, outlines = np.full(len(self._names), 255.0), {}
         self.layer.set_emphasis(alpha=alpha, outlines=outlines)
@@ -296,19 +323,13 @@ class LifetimeView(QWidget):
         self._describe_hovered()
 
     def _describe_hovered(self) -> None:
-        """The detail line for the hovered buffer, or the last one hovered, from the plan on show;
-        the hint once that buffer is no longer in the plan."""
+        """The detail line for the hovered buffer, else the first selected one, else the hint;
+        from the plan on show."""
         hovered = self.session.hovered_buffer
         known = self.session.plan.by_name if self.session.plan is not None and self._names else {}
-        if hovered is not None and hovered in known:
-            self._described = hovered
         self.plot_widget.setToolTip(describe_buffer(self.session, hovered)
                                     if hovered in known else "")
-        if self._described in known:
-            self.details.setText(describe_buffer_line(self.session, self._described))
-        else:
-            self._described = None
-            self.details.setText(HOVER_HINT)
+        self.details.setText(detail_text(self.session, known, HOVER_HINT))
 
     def reveal(self, kind: str, name: str) -> None:
         """Pan to buffer `name`, or to node `name`'s step, if it is out of view."""
@@ -333,6 +354,7 @@ class LifetimeView(QWidget):
         self._exporting = True
         self.details.hide()
         self.outline_legend.hide()
+        self.placement_choice.hide()  # the axis title says which placement is drawn
         self._pointer_changed()
 
     def leave_export(self) -> None:
@@ -340,6 +362,7 @@ class LifetimeView(QWidget):
         self._exporting = False
         self.details.show()
         self.outline_legend.show()
+        self.placement_choice.setVisible(bool(self._packed))
         self._pointer_changed()
 
     def eventFilter(self, watched, event) -> bool:

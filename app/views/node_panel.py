@@ -8,6 +8,7 @@ from html import escape
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
+from app.views.buffer_emphasis import node_roles
 from app.views.byte_axis import format_bytes
 
 EMPTY = "Click a node in the DAG (or find one with Ctrl+F) to see its op, operands and attributes."
@@ -58,7 +59,8 @@ class NodePanel(QWidget):
             if names:
                 parts.append(self._buffer_table(title, names))
                 listed.update(names)
-        used = [b.name for b in graph.buffers if name in b.uses and b.name not in listed]
+        # The node's buffers in file order, from the map every panel shares (no pass over all).
+        used = [b for b in node_roles(graph).get(name, {}) if b not in listed]
         if used:
             parts.append(self._buffer_table("other buffers it uses", used))
         if node.attrs:

@@ -11,6 +11,11 @@ KIND_COLORS = {
     "workspace": QColor("#B279A2"),
     "intermediate": QColor("#54A24B"),
     "output": QColor("#F58518"),
+    # A PyTorch snapshot's blocks, by what they hold (planner.snapshot_names.category).
+    "parameter": QColor("#9D755D"),
+    "optimizer state": QColor("#B279A2"),
+    "activation": QColor("#54A24B"),
+    "other": QColor("#9AA0A6"),
 }
 
 ANCESTOR = QColor("#1F77B4")      # what the hovered node depends on

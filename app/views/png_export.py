@@ -6,23 +6,42 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QRect, QSize
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from planner import PlanError
 
 MAX_PIXELS = 16384  # per side; larger images are slow and many viewers refuse them
+TITLE_PADDING = 10  # pixels above and below the title line, together
+TITLE_COLOR = QColor("#1D2330")
 
 
-def render_image(widget: QWidget, scale: float = 1.0) -> QImage:
-    """`widget` drawn into an image of its size times `scale` pixels (device pixel ratio `scale`).
+def title_height(widget: QWidget) -> int:
+    """The height in logical pixels of the title line drawn above `widget` in a picture."""
+    return QFontMetrics(widget.font()).height() + TITLE_PADDING
+
+
+def _draw_title(painter: QPainter, widget: QWidget, title: str) -> None:
+    """`title` on one line across the top, elided at the right if the picture is narrow."""
+    metrics = QFontMetrics(widget.font())
+    painter.setFont(widget.font())
+    painter.setPen(TITLE_COLOR)
+    text = metrics.elidedText(title, Qt.TextElideMode.ElideRight, widget.width() - 12)
+    painter.drawText(QRect(6, 0, widget.width() - 12, title_height(widget)),
+                     Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
+
+
+def render_image(widget: QWidget, scale: float = 1.0, title: str | None = None) -> QImage:
+    """`widget` drawn into an image of its size times `scale` pixels (device pixel ratio `scale`),
+    under a line of `title` when one is given (the image is that much taller).
 
     Drawing through a device pixel ratio keeps text and lines sharp rather than scaling a bitmap.
     """
     if scale <= 0:
         raise PlanError(f"scale must be positive, got {scale:g}")
-    width, height = round(widget.width() * scale), round(widget.height() * scale)
+    top = title_height(widget) if title else 0
+    width, height = round(widget.width() * scale), round((widget.height() + top) * scale)
     if max(width, height) > MAX_PIXELS:
         raise PlanError(f"image of {width} x {height} pixels is too large (at most {MAX_PIXELS} a side)")
     image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
@@ -32,8 +51,10 @@ def render_image(widget: QWidget, scale: float = 1.0) -> QImage:
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        if title:
+            _draw_title(painter, widget, title)
         # QWidget's own render: QGraphicsView subclasses overload it to draw only their scene.
-        QWidget.render(widget, painter, QPoint())
+        QWidget.render(widget, painter, QPoint(0, top))
     finally:
         painter.end()
     return image
@@ -65,34 +86,39 @@ def _settle_layout(widget: QWidget) -> None:
     QCoreApplication.processEvents()
 
 
-def render_png(widget: QWidget, path, scale: float | None = None) -> Path:
-    """Write `widget` to `path` as PNG at `scale` (default: the screen's device pixel ratio)."""
+def render_png(widget: QWidget, path, scale: float | None = None, title: str | None = None) -> Path:
+    """Write `widget` to `path` as PNG at `scale` (default: the screen's device pixel ratio),
+    under a line of `title` when one is given."""
     scale = widget.devicePixelRatioF() if scale is None else scale
     path = Path(path)
     with export_mode(widget):
-        image = render_image(widget, scale)
+        image = render_image(widget, scale, title)
     if not image.save(str(path), "PNG"):
         raise PlanError(f"cannot write PNG {path}")
     return path
 
 
-def render_svg(widget: QWidget, path) -> Path:
-    """Write `widget` to `path` as SVG (vector shapes and text where the widget paints them)."""
+def render_svg(widget: QWidget, path, title: str | None = None) -> Path:
+    """Write `widget` to `path` as SVG (vector shapes and text where the widget paints them),
+    under a line of `title` when one is given."""
     from PySide6.QtSvg import QSvgGenerator
 
     path = Path(path)
     if not path.parent.is_dir():
         raise PlanError(f"cannot write SVG {path}: no folder {path.parent}")
     with export_mode(widget):
-        size = QSize(widget.width(), widget.height())
+        top = title_height(widget) if title else 0
+        size = QSize(widget.width(), widget.height() + top)
         generator = QSvgGenerator()
         generator.setFileName(str(path))
         generator.setSize(size)
         generator.setViewBox(QRect(QPoint(), size))
-        generator.setTitle(widget.windowTitle() or "Slabscope")
+        generator.setTitle(title or widget.windowTitle() or "Slabscope")
         painter = QPainter(generator)
         try:
-            QWidget.render(widget, painter, QPoint())
+            if title:
+                _draw_title(painter, widget, title)
+            QWidget.render(widget, painter, QPoint(0, top))
         finally:
             painter.end()
     if not path.is_file() or path.stat().st_size == 0:

@@ -17,20 +17,11 @@ from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItem
 
 from app.views import palette
 from app.views.buffer_emphasis import PointerOutlines
+from app.views.byte_axis import format_bytes
 
 MIME_TYPE = "application/x-slabscope-request-names"
 SIZE_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_ROW_MOVES = 64  # beyond this many block moves, one layout change is cheaper for the view
-
-
-def format_bytes(count: int) -> str:
-    """`count` bytes in the largest binary unit that keeps at least one whole unit (e.g. 64 KiB)."""
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{count:,} B" if unit == "B" else f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
-        value /= 1024
-    return f"{count:,} B"
 
 
 class RequestListModel(QAbstractListModel):
@@ -231,7 +222,7 @@ class RequestDelegate(QStyledItemDelegate):
         size_width = option.fontMetrics.horizontalAdvance(size_text)
         text_rect = rect.adjusted(20, 0, -size_width - 10, 0)
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, text_rect.width()))
+                         option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideMiddle, text_rect.width()))
         painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, size_text)
         outline = self.outlines.outline_of(text) if self.outlines is not None else None
         if outline is not None:

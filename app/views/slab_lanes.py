@@ -23,6 +23,12 @@ def slab_lanes(placements) -> list[int]:
     # Unsigned: offsets and ends run up to 2^64 - 1, past int64 (a plan's slab never passes it).
     starts = np.fromiter((p.offset for p in placements), dtype=np.uint64, count=count)
     ends = np.fromiter((p.end for p in placements), dtype=np.uint64, count=count)
+    return stacked_lanes(starts, ends)
+
+
+def stacked_lanes(starts: np.ndarray, ends: np.ndarray) -> list[int]:
+    """`slab_lanes` over byte ranges [starts[i], ends[i]) given as arrays, in drawing order."""
+    count = len(starts)
     edges = np.unique(np.concatenate((starts, ends)))
     first = np.searchsorted(edges, starts).tolist()
     last = np.searchsorted(edges, ends).tolist()

@@ -12,16 +12,18 @@ from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QSpinBox,
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
-from app.views.buffer_details import describe_buffer, describe_buffer_line
+from app.views.buffer_details import describe_buffer
 from app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from app.views.byte_axis import ByteAxis, format_bytes
+from app.views.detail_line import DetailLine, detail_text
 from app.views.kind_legend import KindLegend
 from app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
 from app.views.palette import CONFLICT_OUTLINE, HOVERED
 from app.state.placement_replay import SPEEDS, PlacementReplay
 from app.views.range_zoom import RangeZoomViewBox
 from app.views.rect_layer import RASTER_BOXES, RectLayer
-from app.views.slab_lanes import slab_layout
+from app.views.slab_lanes import LANE_FILL, slab_layout
+from app.views.slab_section import section_lanes, slab_section
 from app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
 
 TWEEN_MS = 220              # old layout to new layout after a re-plan
@@ -30,7 +32,17 @@ PLACED_ALPHA = 150          # already-placed buffers the current request may ove
 LANDING = QColor("#111111")
 MANY_LANES = 24             # beyond this the lane axis zooms too
 LABEL_HEADROOM = 0.35       # of a lane, above the top one
+FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and label show
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
+SECTION_LANES = 200         # past this many lanes (slivers at any dock height) it opens at one step
+LABEL_FILL = pg.mkBrush(255, 255, 255, 210)  # line labels stay readable over boxes
+ALL_LANES, ONE_STEP = "all buffers, in lanes", "live at one step"
+LANES_TIP = ("Lanes: a buffer sits one lane above the earlier-placed buffers whose bytes it reuses, "
+             "so every box shows although buffers share bytes; the height means nothing else.")
+STEP_TIP = ("The slab at one step of the lifetime map: only the buffers live then, at their "
+            "offsets. Drag the slider to move through the steps.")
+BOUND_COLOR = QColor("#1B7F3B")
+GAP_FILL = QColor(176, 0, 32, 28)
 HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
               "Drag across a range to zoom into it, Shift+drag pans, double-click shows all.")
 
@@ -101,11 +113,7 @@ class SlabView(QWidget):
         bold.setBold(True)
         self.narration_label.setFont(bold)
         self.narration_label.setWordWrap(True)
-        self.details = QLabel()
-        self.details.setWordWrap(True)
-        self.details.setMinimumHeight(self.details.fontMetrics().height() * 2 + 4)
-        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.details.setText(HOVER_HINT)
+        self.details = DetailLine(HOVER_HINT)
 
         self.outline_legend = OutlineLegend(POINTER_OUTLINES + REPLAY_OUTLINES)
         self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
@@ -122,10 +130,19 @@ class SlabView(QWidget):
         self.view_box.sigXRangeChanged.connect(self._fit_lanes_in_view)
         self.view_box.sigYRangeChanged.connect(self._lanes_moved)
         self._follow_lanes = True  # until the user zooms or pans the lanes themselves
+        # Whether the user zoomed or panned the bytes since the last fit: then a new plan keeps
+        # the view and the fit button says the slab may reach beyond it.
+        self.zoomed = False
+        self.view_box.sigRangeChangedManually.connect(self._zoomed_by_user)
+        self.section = None      # the SlabSection of the plan on show, in one-step mode
+        self.section_step = 0    # the step shown in one-step mode
+        self._layout_target = np.zeros((4, 0))  # the whole bar's geometry (lanes of all buffers)
+        self._mode_graph = None  # the graph the mode was last chosen for
+        self._live = np.zeros(0, dtype=bool)
+        self._plan_text = self._lane_text = ""
         self._fitting = False
         self._lanes = np.zeros(0)
         self._exporting = False
-        self._described: str | None = None
         self.layer = RectLayer()
         self.layer.on_hover = session.hover_buffer
         self.layer.on_click = self._clicked
@@ -135,8 +152,34 @@ class SlabView(QWidget):
                                         label="slab end",
                                         # Left of the line, hanging below the top: never clipped.
                                         labelOpts={"position": 0.98, "color": "#444444",
+                                                   "fill": LABEL_FILL,
                                                    "anchors": [(1.05, 0), (1.05, 0)]})
         plot.addItem(self.slab_end, ignoreBounds=True)
+        # The least slab any plan can have, and the gap from it to this plan's end.
+        self.gap_band = pg.LinearRegionItem(orientation="vertical", movable=False,
+                                            brush=pg.mkBrush(GAP_FILL), pen=pg.mkPen(None))
+        self.gap_band.setZValue(-10)
+        plot.addItem(self.gap_band, ignoreBounds=True)
+        self._end_text = self._bound_text = ""
+        self.bound_line = pg.InfiniteLine(angle=90, movable=False,
+                                          pen=pg.mkPen(BOUND_COLOR, width=1.5,
+                                                       style=Qt.PenStyle.DashLine),
+                                          label="bound",
+                                          # Lower than the slab end's label, so they never meet.
+                                          labelOpts={"position": 0.80, "color": BOUND_COLOR,
+                                                     "fill": LABEL_FILL,
+                                                     "anchors": [(1.05, 0), (1.05, 0)]})
+        plot.addItem(self.bound_line, ignoreBounds=True)
+        for item in (self.gap_band, self.bound_line):
+            item.hide()
+        for line in (self.slab_end, self.bound_line):
+            line.setZValue(20)  # their labels over the boxes
+        self.view_box.sigXRangeChanged.connect(self._label_lines)
+        self.view_box.sigResized.connect(self._label_lines)
+        plot.showAxis("left")
+        plot.getAxis("left").setTicks([[]])
+        plot.getAxis("left").setToolTip(LANES_TIP)
+        plot.setLabel("left", "lanes")
         # Names the request being placed even when its box is a sliver at this zoom.
         self.landing_label = pg.TextItem(color="#111111", anchor=(0.5, 1.0))
         self.landing_label.setZValue(10)
@@ -149,8 +192,22 @@ class SlabView(QWidget):
         layout.setSpacing(3)
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
+        self.fit_button = QToolButton()
+        self.fit_button.setText("Fit")
+        self.fit_button.setToolTip("zoomed in: show the whole slab  0 or double-click")
+        self.fit_button.clicked.connect(self.fit)
+        self.fit_button.hide()
+        top.addWidget(self.fit_button)
         top.addWidget(self.legend)
         layout.addLayout(top)
+        self.mode_choice = QComboBox()
+        self.mode_choice.addItems([ALL_LANES, ONE_STEP])
+        self.mode_choice.setToolTip(f"{LANES_TIP}\n{STEP_TIP}")
+        self.mode_choice.currentIndexChanged.connect(self._mode_changed)
+        # A narrow bar elides the choice rather than growing wider than asked for.
+        self.mode_choice.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_choice.setMinimumContentsLength(16)  # "live at one step" whole
         self.controls = QWidget()
         self.controls.setLayout(self._build_controls())
         # A narrow bar clips its replay controls rather than growing wider than asked for.
@@ -161,8 +218,9 @@ class SlabView(QWidget):
         layout.addWidget(self.outline_legend)
         layout.addWidget(self.details)
 
-        if slab_layout not in session.prepare_plans:  # lanes are laid out in the planning worker
-            session.prepare_plans.append(slab_layout)
+        for prepare in (slab_layout, slab_section):  # laid out in the planning worker
+            if prepare not in session.prepare_plans:
+                session.prepare_plans.append(prepare)
         for prepare in (buffer_fills, node_roles):  # colours and node roles too, on loading
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
@@ -195,6 +253,7 @@ class SlabView(QWidget):
             return b
 
         row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.mode_choice)
         SP = QStyle.StandardPixmap
         self.back_button = button(SP.SP_MediaSeekBackward, "Back", "previous request  [",
                                   self.animation.step_back)
@@ -214,14 +273,14 @@ class SlabView(QWidget):
         # The scrubber: drag through the steps, or type one into "go to step".
         self.scrubber = QSlider(Qt.Orientation.Horizontal)
         self.scrubber.setToolTip("drag through the placement steps")
-        self.scrubber.valueChanged.connect(self.animation.go_to)
+        self.scrubber.valueChanged.connect(self._scrubbed)
         self.scrubber.setMinimumWidth(60)
         row.addWidget(self.scrubber, 1)
         self.step_box = QSpinBox()
         self.step_box.setPrefix("step ")
         self.step_box.setToolTip("go to step: type its number")
         self.step_box.setKeyboardTracking(False)  # jump when the number is complete, not per digit
-        self.step_box.valueChanged.connect(lambda v: self.animation.go_to(v - 1))
+        self.step_box.valueChanged.connect(lambda v: self._scrubbed(v - 1))
         row.addWidget(self.step_box)
         self.replay_note = QLabel()
         self.replay_note.setStyleSheet("color: #666666")
@@ -230,8 +289,35 @@ class SlabView(QWidget):
                                self.plan_button, self.speed, self.scrubber, self.step_box)
         return row
 
+    def _scrubbed(self, index: int) -> None:
+        """The slider or step box moved: to a step of the lifetime map in one-step mode, else to
+        a step of the placement replay."""
+        if self.section is not None:
+            self.show_step(index)
+        else:
+            self.animation.go_to(index)
+
     def _sync_replay_controls(self) -> None:
-        """Enable the replay only when the plan has a trace; otherwise say why, in tooltips too."""
+        """Enable the replay only when the plan has a trace; otherwise say why, in tooltips too.
+        In one-step mode the slider and step box move through the lifetime map's steps."""
+        if self.section is not None:
+            for widget in self.replay_widgets:
+                widget.setEnabled(widget in (self.scrubber, self.step_box))
+            self.replay_note.setText(self.section.step_name)
+            self.replay_note.setVisible(True)
+            self.replay_note.setToolTip(STEP_TIP)
+            self.controls.setToolTip("")
+            count = self.section.steps
+            for widget in (self.scrubber, self.step_box):
+                widget.blockSignals(True)
+            self.scrubber.setRange(0, max(0, count - 1))
+            self.step_box.setRange(0, max(0, count - 1))
+            self.step_box.setSuffix(f" of 0–{count - 1:,}")
+            self.scrubber.setValue(self.section_step)
+            self.step_box.setValue(self.section_step)
+            for widget in (self.scrubber, self.step_box):
+                widget.blockSignals(False)
+            return
         reason = self.animation.unavailable_reason
         count = self.animation.step_count
         for widget in self.replay_widgets:
@@ -260,7 +346,6 @@ class SlabView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._described = None  # nothing of the old graph may linger in the detail line
         self.details.setText(HOVER_HINT)
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
@@ -288,21 +373,42 @@ class SlabView(QWidget):
                 else:
                     start[1, i] = 0.0
             self.tween.run(start, self._target)
-        else:
-            self.fit()
+        if not self.zoomed:
+            self.fit()  # every new plan is shown whole, bigger or smaller than the last
         self._refresh_emphasis()
         self._describe_hovered()
 
     def fit(self) -> None:
-        """Show the whole slab, its lanes filling the height (and following the bytes in view)."""
+        """Show the whole slab from byte 0, its lanes filling the height (and following the
+        bytes in view); a new plan refits until the user zooms again."""
+        self.zoomed = False
+        self.fit_button.hide()
+        plan = self.session.plan if self._order else None
+        end = float(plan.slab_bytes) if plan is not None else 1.0
+        if self._target.shape[1]:
+            end = max(end, float((self._target[0] + self._target[1]).max()))
         self._fitting = True
         try:
-            self.view_box.enableAutoRange(x=True)
-            self.view_box.autoRange()
+            # An explicit range rather than auto-range: it does not depend on the view's size,
+            # so a bar laid out while its tab was hidden starts at 0 too.
+            self.view_box.disableAutoRange()
+            self.view_box.setXRange(0.0, max(end, 1.0) * (1 + FIT_MARGIN), padding=0)
         finally:
             self._fitting = False
         self._follow_lanes = True
         self._fit_lanes_in_view()
+
+    def _zoomed_by_user(self, *_) -> None:
+        if self._fitting:
+            return
+        self.zoomed = True
+        self.fit_button.setVisible(not self._exporting)
+
+    def showEvent(self, event) -> None:
+        """A bar shown again after a plan arrived while it was hidden shows that plan whole."""
+        super().showEvent(event)
+        if not self.zoomed:
+            self.fit()
 
     def _lanes_moved(self, *_) -> None:
         if not self._fitting:
@@ -315,7 +421,7 @@ class SlabView(QWidget):
             return
         (x0, x1), _ = self.view_box.viewRange()
         x, width = self._target[0], self._target[1]
-        in_view = (x < x1) & (x + width > x0)
+        in_view = (x < x1) & (x + width > x0) & self._shown_mask()
         top = int(self._lanes[in_view].max()) + 1 if in_view.any() else 1
         self._fitting = True
         try:
@@ -330,33 +436,132 @@ class SlabView(QWidget):
             self._order, self._position, self._target = [], {}, np.zeros((4, 0))
             self.layer.set_rects([], [], [], [], [], [])
             self._lanes = np.zeros(0)
-            self.slab_end.hide()
+            self.section = None
+            for item in (self.slab_end, self.bound_line, self.gap_band):
+                item.hide()
             self.summary.setText(self._error_text())
             return
         placements = plan.placements
         layout = slab_layout(graph, plan)
         self._order, self._position = layout.order, layout.position
-        self._target = layout.target
+        self._target = self._layout_target = layout.target
         fills = buffer_fills(graph)
         self.layer.set_rects(self._order, *self._target, [fills[i] for i in layout.rows])
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
+        if self._mode_graph is not graph:  # each graph opens in the mode that suits its size
+            self._mode_graph = graph
+            self.section_step = None
+            self.mode_choice.blockSignals(True)
+            wanted = self.session.view.slab or ("step" if lane_count > SECTION_LANES else "lanes")
+            self.mode_choice.setCurrentText(ONE_STEP if wanted == "step" else ALL_LANES)
+            self.mode_choice.blockSignals(False)
         # Lanes get thin on big graphs, so there the lanes can be zoomed as well as the bytes.
         self._zoom_lanes = lane_count > MANY_LANES
         self.plot_widget.getPlotItem().setMouseEnabled(x=True, y=self._zoom_lanes)
         self.slab_end.setValue(plan.slab_bytes)
-        self.slab_end.label.setFormat(f"slab end {format_bytes(plan.slab_bytes)}")
+        self._end_text = f"slab end {format_bytes(plan.slab_bytes)}"
         self.slab_end.show()
-        self.slab_end.label.valueChanged()  # the label only refreshes while visible
+        gap_text = self._mark_bound(plan)
+        self._label_lines()
         saved = plan.saved_bytes
         share = saved / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
-        self.summary.setText(
-            f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) &nbsp; "
-            f"<b>without reuse</b> {plan.no_reuse_bytes:,} B &nbsp; "
+        self._plan_text = (
+            f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}){gap_text} "
+            f"&nbsp; <b>without reuse</b> {plan.no_reuse_bytes:,} B &nbsp; "
             f"<b>saved</b> {saved:,} B ({share:.1%}) &nbsp; "
-            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements)} buffers, "
-            f"{lane_count} lanes")
+            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers")
+        self._lane_text = f", {lane_count:,} lanes (buffers reusing bytes stack upward)"
+        self.section = slab_section(graph, plan) if self.mode_choice.currentText() == ONE_STEP \
+            else None
+        if self.section is not None:
+            peak = self.section.peak_step
+            self.section_step = peak if self.section_step is None else \
+                min(self.section_step, self.section.steps - 1)
+            self._show_section()
+        else:
+            self.plot_widget.getPlotItem().setLabel("left", "lanes")
+            self.summary.setText(self._plan_text + self._lane_text)
+
+    def _label_lines(self, *_) -> None:
+        """Label the slab end and the bound; where the bound's label would reach the slab end's
+        line on screen, both read in one label at the end."""
+        if not self.slab_end.isVisible():
+            return
+        (x0, x1), _ = self.view_box.viewRange()
+        pixels = max(self.view_box.width(), 1.0) / max(x1 - x0, 1e-300)
+        apart = (self.slab_end.value() - self.bound_line.value()) * pixels
+        room = self.fontMetrics().horizontalAdvance(self._bound_text) + 12
+        merged = self.bound_line.isVisible() and apart < room
+        at_bound = merged and apart <= 0
+        end = self._end_text.replace("slab end", "slab end = bound") if at_bound else \
+            f"{self._end_text} · {self._bound_text}" if merged else self._end_text
+        self.slab_end.label.setFormat(end)
+        self.bound_line.label.setFormat("" if merged else self._bound_text)
+        for line in (self.slab_end, self.bound_line):
+            line.label.valueChanged()  # a label only refreshes itself while visible
+
+    def _mark_bound(self, plan) -> str:
+        """Draw the lower bound and the gap from it to the slab's end; their words for the summary."""
+        bound = self.session.lower_bound()
+        if bound is None:
+            self.bound_line.hide()
+            self.gap_band.hide()
+            return ""
+        gap = plan.slab_bytes - bound.bytes
+        share = gap / bound.bytes if bound.bytes else 0.0
+        self.bound_line.setValue(bound.bytes)
+        label = f"bound {format_bytes(bound.bytes)}"
+        self._bound_text = label if gap <= 0 else f"{label}, gap {format_bytes(gap)} ({share:.1%})"
+        self.bound_line.show()
+        self.gap_band.setRegion((bound.bytes, plan.slab_bytes))
+        self.gap_band.setVisible(gap > 0)
+        return (f" &nbsp; <b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> "
+                f"{format_bytes(bound.bytes)} &nbsp; <b>gap</b> {format_bytes(gap)} "
+                f"({share:.1%} above the bound)")
+
+    # --- one step ------------------------------------------------------------------------
+
+    def _mode_changed(self, *_) -> None:
+        """The user chose between all lanes and one step: remember it in the session's view
+        settings and lay the plan on show out again."""
+        self.session.view.slab = "step" if self.mode_choice.currentText() == ONE_STEP else "lanes"
+        self.animation.show_plan()
+        self._layout_plan(self.session.plan)
+        self._sync_replay_controls()
+        self._refresh_emphasis()
+        if not self.zoomed:
+            self.fit()
+
+    def show_step(self, step: int) -> None:
+        """In one-step mode, show the buffers live at `step` of the lifetime map."""
+        if self.section is None:
+            return
+        self.section_step = max(0, min(int(step), self.section.steps - 1))
+        self._show_section()
+        self._sync_replay_controls()
+        self._refresh_emphasis()
+        if self._follow_lanes:
+            self._fit_lanes_in_view()
+
+    def _show_section(self) -> None:
+        """Boxes of the buffers live at `section_step` at their offsets, the rest hidden."""
+        section, step = self.section, self.section_step
+        live = section.live_at(step)
+        lanes = section_lanes(self._layout_target, live)
+        target = self._layout_target.copy()
+        target[2] = lanes + (1 - LANE_FILL) / 2
+        self._target, self._lanes, self._live = target, lanes, live
+        self.layer.set_geometry(*target)
+        self.layer.set_emphasis(shown=live)
+        at_peak = " (the peak step)" if step == section.peak_step else \
+            f" (peak at step {section.peak_step:,})"
+        self.plot_widget.getPlotItem().setLabel("left", f"live at {step:,}")
+        self.summary.setText(
+            f"{self._plan_text}<br><b>{section.step_name} {step:,}</b>{at_peak}: "
+            f"{int(live.sum()):,} buffers live, {format_bytes(section.live_bytes[step])} of "
+            f"{format_bytes(self.session.plan.slab_bytes)}")
 
     def _error_text(self) -> str:
         if self.session.plan_error:
@@ -371,18 +576,12 @@ class SlabView(QWidget):
         self._describe_hovered()
 
     def _describe_hovered(self) -> None:
-        """The detail line for the hovered buffer, or the last one hovered, from the plan on show
-        (kept when the pointer leaves, so it can be read); the hint when that buffer is gone."""
+        """The detail line for the hovered buffer, else the first selected one (click a box to
+        keep its line), else the hint; from the plan on show."""
         hovered = self.session.hovered_buffer
-        if hovered is not None and hovered in self._position:
-            self._described = hovered
         self.plot_widget.setToolTip(describe_buffer(self.session, hovered)
                                     if hovered in self._position else "")
-        if self._described in self._position:
-            self.details.setText(describe_buffer_line(self.session, self._described))
-        else:
-            self._described = None
-            self.details.setText(HOVER_HINT)
+        self.details.setText(detail_text(self.session, self._position, HOVER_HINT))
 
     def _step_changed(self, index) -> None:
         self._show_step_in_controls(index)
@@ -410,11 +609,10 @@ class SlabView(QWidget):
             return
         step = self.animation.step
         if step is None:
-            alpha, outlines = pointer_emphasis(self.session, self._order)
+            alpha, outlines = pointer_emphasis(self.session, self._order, self._position)
             if self._exporting:  # a picture shows the plan, not where the pointer was
                 alpha, outlines = np.full(len(self._order), 255.0), {}
-            self.layer.set_emphasis(shown=np.ones(len(self._order), dtype=bool), alpha=alpha,
-                                    outlines=outlines)
+            self.layer.set_emphasis(shown=self._shown_mask(), alpha=alpha, outlines=outlines)
             self.layer.set_bands([])
             self.narration_label.setText("")
             self.landing_label.hide()
@@ -439,6 +637,12 @@ class SlabView(QWidget):
         self.landing_label.setPos(x + width / 2, y + height)
         self.landing_label.show()
 
+    def _shown_mask(self) -> np.ndarray:
+        """Which boxes the plan view shows: all, or in one-step mode those live at the step."""
+        if self.section is not None and len(self._live) == len(self._order):
+            return self._live
+        return np.ones(len(self._order), dtype=bool)
+
     def highlighted_conflicts(self) -> tuple[str, ...]:
         """The buffers outlined as conflicts of the request on show (empty outside the replay)."""
         return self.animation.highlighted_conflicts()
@@ -452,6 +656,10 @@ class SlabView(QWidget):
             roles = node_roles(graph).get(name, {}) if graph is not None else {}
             uses = [n for n in self._order if n in roles]
             name = uses[0] if uses else None
+        if name in self._position and self.section is not None:
+            index = self._position[name]
+            if not self._live[index]:  # in one-step mode, go to a step where it is live
+                self.show_step(int(self.section.first[index]))
         if name in self._position:
             self._follow_lanes = True
             bring_into_view(self.view_box, self.layer.rect_of(name), along_y=False)
@@ -473,8 +681,13 @@ class SlabView(QWidget):
         return super().eventFilter(watched, event)
 
     def handle_key(self, key) -> bool:
-        """Zoom, pan or drive the replay with `key`; returns whether the key meant something."""
-        if key == Qt.Key.Key_Space:
+        """Zoom, pan or drive the replay with `key`; returns whether the key meant something.
+        In one-step mode [ and ] move through the steps and Space does nothing."""
+        steps = {Qt.Key.Key_BracketRight: 1, Qt.Key.Key_Period: 1,
+                 Qt.Key.Key_BracketLeft: -1, Qt.Key.Key_Comma: -1}
+        if self.section is not None and (key in steps or key == Qt.Key.Key_Space):
+            self.show_step(self.section_step + steps.get(key, 0))
+        elif key == Qt.Key.Key_Space:
             self.animation.toggle()
         elif key in (Qt.Key.Key_BracketRight, Qt.Key.Key_Period):
             self.animation.step_forward()
@@ -487,14 +700,18 @@ class SlabView(QWidget):
         else:
             if self._zoom_lanes and key in LANE_KEYS:
                 self._follow_lanes = False  # the user takes the lanes in hand
-            return zoom_pan_key(self.view_box, key, zoom_y=self._zoom_lanes)
+            used = zoom_pan_key(self.view_box, key, zoom_y=self._zoom_lanes)
+            if used:
+                self._zoomed_by_user()
+            return used
         return True
 
     def enter_export(self) -> None:
         """Drop the controls, hints and pointer emphasis so that a picture shows only the plan."""
         self._exporting = True
         self.animation.show_plan()
-        for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
+        for widget in (self.controls, self.narration_label, self.details, self.outline_legend,
+                       self.fit_button):
             widget.hide()
         self._refresh_emphasis()
 
@@ -503,6 +720,7 @@ class SlabView(QWidget):
         self._exporting = False
         for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
             widget.show()
+        self.fit_button.setVisible(self.zoomed)
         self._refresh_emphasis()
 
     def hideEvent(self, event) -> None:

@@ -1,0 +1,70 @@
+"""A large DAG exports as its structure: nodes folded by namespace where names have one, else
+into chains, and every group labelled in the picture."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QSize  # noqa: E402
+
+import planner  # noqa: E402
+from app.render import build_view  # noqa: E402
+from app.session import Session  # noqa: E402
+from app.views.dag_groups import GROUP_LIMIT, folded_graph, node_groups  # noqa: E402
+from app.views.dag_view import DagView  # noqa: E402
+from gpu.generators import transformer, write_graph  # noqa: E402
+
+
+def chain_graph(blocks: int) -> planner.Graph:
+    """`blocks` chains of conv, bn, relu, each into a concat of it and the one before."""
+    nodes, edges, buffers, prev = [{"name": "in", "op": "upload"}], [], [], "in"
+    for b in range(blocks):
+        names = [f"c{b}", f"n{b}", f"r{b}", f"cat{b}"]
+        nodes += [{"name": names[0], "op": "Conv"}, {"name": names[1], "op": "BatchNorm"},
+                  {"name": names[2], "op": "Relu"}, {"name": names[3], "op": "Concat"}]
+        edges += [[prev, names[0]], [names[0], names[1]], [names[1], names[2]],
+                  [names[2], names[3]], [prev, names[3]]]
+        buffers.append({"name": f"t{b}", "bytes": 64, "uses": [prev, names[3]]})
+        prev = names[3]
+    return planner.graph_from_dict({"nodes": nodes, "edges": edges, "buffers": buffers})
+
+
+def test_chains_fold_into_one_group_each_named_by_their_ops():
+    graph = chain_graph(3)
+    groups = node_groups(graph)
+    assert groups.how == "chain"
+    assert groups.labels == ("upload", "Conv→BatchNorm→Relu", "Concat", "Conv→BatchNorm→Relu",
+                             "Concat", "Conv→BatchNorm→Relu", "Concat")
+    folded = folded_graph(graph)
+    names = [n.name for n in folded.nodes]
+    assert names[1] == "Conv→BatchNorm→Relu (3)" and names[3] == "Conv→BatchNorm→Relu (3) #2"
+    assert (names[1], names[2]) in folded.edges and (names[0], names[2]) in folded.edges
+
+
+def test_namespaced_names_fold_by_their_leading_part(tmp_path):
+    path = tmp_path / "t.json"
+    write_graph(transformer(8, 16, 2, layers=3), path)
+    graph = planner.load(path)
+    groups = node_groups(graph)
+    assert groups.how == "namespace"
+    # The deepest namespace level with at most 40 groups: here a block's parts (l0/attn_sum...).
+    assert {label.split("/")[0] for label in groups.labels} >= {"l0", "l1", "l2"}
+    assert 3 < len(groups.labels) <= 40 < len(graph.nodes)
+
+
+def test_a_large_dag_exports_folded_with_labels(qapp):
+    graph = chain_graph(60)
+    assert len(graph.nodes) > GROUP_LIMIT
+    session = Session()
+    session.set_graph(graph)
+    view = build_view(session, "dag")
+    try:
+        assert isinstance(view, DagView)
+        assert len(view.session.graph.nodes) == len(node_groups(graph).labels) < GROUP_LIMIT
+        view.resize(QSize(1000, 900))
+        view.enter_export()
+        assert view._exporting  # labels are drawn at a legible size whatever the zoom
+    finally:
+        view.deleteLater()
