@@ -61,8 +61,8 @@ def test_help_still_shows_the_usage(capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--scale", "nan"], "--scale must be positive"),
     (["--scale", "inf"], "--scale must be positive"),
-    (["--width", str(10**12)], "over 32,767 pixels"),
-    (["--height", "20000", "--scale", "2"], "over 32,767 pixels"),
+    (["--width", str(10**12)], "over 16,384 pixels"),
+    (["--height", "10000", "--scale", "2"], "over 16,384 pixels"),
 ])
 def test_export_refuses_sizes_it_cannot_draw(tmp_path, capsys, extra, message):
     assert main(["export", str(RELU_UNFUSED), "--png", str(tmp_path / "x.png"), *extra]) == 2
