@@ -348,11 +348,14 @@ class MainWindow(QMainWindow):
     def _open_failed(self, path: Path, message: str) -> None:
         self.show_error("Cannot open file", f"{path.name} was not opened.\n\n{message}")
 
-    def _ask_graph_outside(self, path: Path, graph_path: Path) -> None:
+    def _ask_graph_outside(self, path: Path, stored: str, graph_path: Path) -> None:
         """Ask, naming the path, whether to open the graph a session names outside its folder."""
+        where = one_line(stored)
+        if Path(stored) != graph_path:
+            where += f"\n(that is {one_line(str(graph_path))})"
         box = QMessageBox(QMessageBox.Icon.Warning, "Graph outside the session's folder",
                           f"{path.name} names a graph file outside its own folder:\n\n"
-                          f"{one_line(str(graph_path))}\n\nOpen that file?",
+                          f"{where}\n\nOpen that file?",
                           QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
                           self)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
@@ -360,6 +363,7 @@ class MainWindow(QMainWindow):
         box.buttonClicked.connect(
             lambda button: box.standardButton(button) == QMessageBox.StandardButton.Open
             and self.session.open_session(path, allow_outside=True))
+        box.finished.connect(lambda _: setattr(self, "outside_box", None))
         self.outside_box = box
         box.open()
 

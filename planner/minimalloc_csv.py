@@ -242,22 +242,28 @@ def write_minimalloc_csv(graph: Graph, plan: Plan, path) -> None:
     if graph.alignment != 1:
         header.append("alignment")
     header.append("offset")
-    out = io.StringIO()
-    # Quotes only where a name needs them (a comma, a quote, a line break), as the reader reads.
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
+    lines = [",".join(header)]
     for placement in plan.placements:
         index = graph.buffer_index.get(placement.name)
         if index is None:
             raise PlanError(f"plan places unknown buffer {quoted(placement.name)}")
         _check_writable_id(placement.name)
         uses = [times[u] for u in graph.use_indices[index]]
-        row = [placement.name, min(uses), max(uses) + 1, placement.bytes]
+        row = [_csv_field(placement.name), str(min(uses)), str(max(uses) + 1),
+               str(placement.bytes)]
         if graph.alignment != 1:
-            row.append(graph.alignment)
-        row.append(placement.offset)
-        writer.writerow(row)
-    write_atomic(path, out.getvalue(), "CSV")
+            row.append(str(graph.alignment))
+        row.append(str(placement.offset))
+        lines.append(",".join(row))
+    write_atomic(path, "\n".join(lines) + "\n", "CSV")
+
+
+def _csv_field(name: str) -> str:
+    """`name` quoted where the reader needs it: a comma, a quote, or either line break (the csv
+    module's writer leaves a lone "\r" bare, which its reader then takes for a row's end)."""
+    if any(c in name for c in ',"\r\n'):
+        return '"' + name.replace('"', '""') + '"'
+    return name
 
 
 def _check_writable_id(name: str) -> None:

@@ -16,6 +16,8 @@ import warnings
 from planner import CapacityError, PlanError
 from planner.input_limits import one_line
 
+from app.cli.long_work import terminate_cleanly
+
 # Subcommand name -> (module under app/cli/, one-line help).
 SUBCOMMANDS = {
     "open": ("open_window", "open a graph in the window (the default)"),
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["open", *argv]
     args = build_parser(argv[0]).parse_args(argv)
     module = importlib.import_module(f"app.cli.{SUBCOMMANDS[args.command][0]}")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), terminate_cleanly():
         warnings.showwarning = _show_warning
         try:
             code = module.run(args)

@@ -95,6 +95,7 @@ def run(args) -> int:
         from app.render import DEFAULT_SIZES, ensure_application, export_view
         from app.session import Session
 
+        work.token.report("planning and drawing")
         app = ensure_application()
         session = Session()
         session.budget = args.budget

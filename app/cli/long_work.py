@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import planner
 from planner.atomic_write import discard_pending
@@ -157,3 +159,21 @@ def _is_terminal(stream) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+@contextmanager
+def terminate_cleanly():
+    """While the block runs, SIGTERM (`kill`) ends the command as an exception would, so a write
+    under way removes its temporary file and the old output stays whole (exit 143)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -49,9 +49,11 @@ def run(args) -> int:
     with LongWork(args.file, args.timeout) as work:
         graph = load_graph(args, work.token)
         conflicts = conflicts_for(args, graph)
+        work.token.report("planning")
         result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
                               capacity=args.capacity, conflicts=conflicts, budget=args.budget,
                               cancel=work.token, **search_options(args))
+        work.token.report("lower bound")
         bound = planner.lower_bound(graph, conflicts, cancel=work.token)
     if args.json:
         data = result.to_dict()

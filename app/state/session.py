@@ -91,8 +91,9 @@ class Session:
     sigBusyChanged = Signal(object)
     sigOpened = Signal(object)
     sigOpenFailed = Signal(object, str)
-    # (session path, graph path): a session names a graph outside its folder; ask the user.
-    sigSessionGraphOutside = Signal(object, object)
+    # (session path, graph path as named, where it leads): a session names a graph outside its
+    # folder; the window asks the user.
+    sigSessionGraphOutside = Signal(object, str, object)
     sigHoverNode = Signal(object)
     sigHoverBuffer = Signal(object)
     sigSelectionChanged = Signal(object)
@@ -190,7 +191,7 @@ class Session:
         """Load a session file like `open` (in the background when an executor is installed).
 
         A session naming a graph outside its own folder ends with
-        `sigSessionGraphOutside(path, graph_path)` and nothing read, unless `allow_outside`
+        `sigSessionGraphOutside(path, stored, graph_path)` and nothing read, unless `allow_outside`
         (the user agreed to that path).
         """
         path = Path(path)
@@ -209,7 +210,7 @@ class Session:
                 self._set_busy(None)
                 if self.graph is not None and self.plan is None and self.plan_error is None:
                     self._request_plan()  # the load had cancelled the current graph's plan
-                self.sigSessionGraphOutside.emit(path, result.graph_path)
+                self.sigSessionGraphOutside.emit(path, result.stored, result.graph_path)
                 return
             graph, graph_path, settings = result
             self.set_graph(graph, graph_path, **settings)

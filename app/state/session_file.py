@@ -31,11 +31,13 @@ def _shown(value) -> str:
 
 
 class GraphOutsideSession(planner.PlanError):
-    """The session names a graph outside its own folder; `graph_path` is where it leads."""
+    """The session names a graph outside its own folder; `graph_path` is where it leads,
+    `stored` the path as the session names it."""
 
-    def __init__(self, message: str, graph_path: Path):
+    def __init__(self, message: str, graph_path: Path, stored: str):
         super().__init__(message)
         self.graph_path = graph_path
+        self.stored = stored  # the path as the session names it
 
 
 def graph_location(path: Path, stored: str) -> tuple[Path, str | None]:
@@ -102,7 +104,7 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
     if outside and not allow_outside:
         raise GraphOutsideSession(
             f"session {path}: its graph path {quoted(stored)} {outside}; a session names its "
-            f"graph relative to its own folder", graph_path)
+            f"graph relative to its own folder", graph_path, stored)
     graph = _load_named_graph(path, graph_path, cancel)
     try:
         graph.request_order(order)  # an unknown or repeated name from the session's own order
