@@ -133,8 +133,29 @@ def discard_pending() -> None:
         _remove(name)
 
 
-# Whether this system can give an O_TMPFILE file a name (some sandboxes refuse: EXDEV).
-_unnamed_files = [hasattr(os, "O_TMPFILE")]
+# Whether this system can give an O_TMPFILE file a name (some sandboxes refuse: EXDEV); None
+# until first tried.
+_unnamed_files: list = [None if hasattr(os, "O_TMPFILE") else False]
+
+
+def _unnamed_supported(folder: Path) -> bool:
+    """Whether unnamed temporary files can be used, tried once with an empty one in `folder`."""
+    if _unnamed_files[0] is None:
+        try:
+            fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
+        except OSError:
+            _unnamed_files[0] = False
+            return False
+        name = _temporary_name(folder / "probe")
+        try:
+            os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+            _unnamed_files[0] = True
+        except OSError:
+            _unnamed_files[0] = False
+        finally:
+            os.close(fd)
+            _remove(name)
+    return _unnamed_files[0]
 
 
 def _written_temporary(target: Path, data: bytes) -> str:
@@ -143,11 +164,11 @@ def _written_temporary(target: Path, data: bytes) -> str:
     An unnamed O_TMPFILE file is tried first: until it is complete it has no name, so a kill
     leaves nothing behind. Otherwise a hidden `.NAME.XXXX.tmp`, removed on any error.
     """
-    if _unnamed_files[0]:
+    if _unnamed_supported(target.parent):
         try:
             fd = os.open(target.parent, os.O_TMPFILE | os.O_WRONLY, 0o600)
         except OSError:
-            _unnamed_files[0] = False
+            pass  # this folder's filesystem has none: a named file instead
         else:
             try:
                 _fill(fd, data, target)
@@ -158,7 +179,7 @@ def _written_temporary(target: Path, data: bytes) -> str:
             except OSError as exc:
                 if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
                     raise
-                _unnamed_files[0] = False  # no way to name it here: use a named file from now
+                # Otherwise no way to name it in this folder: a named file instead.
             finally:
                 os.close(fd)
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

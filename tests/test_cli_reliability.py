@@ -213,9 +213,13 @@ def test_session_files_go_through_the_input_limits(tmp_path):
 
 
 def test_a_good_session_still_reads(tmp_path):
-    graph, graph_path, settings = read_session(_session(tmp_path, algorithm="best-fit",
+    # A session names its graph inside its own folder (see tests/test_session_paths.py).
+    shutil.copy(RELU_UNFUSED, tmp_path / "relu.json")
+    graph, graph_path, settings = read_session(_session(tmp_path, graph="relu.json",
+                                                        algorithm="best-fit",
                                                         capacity=2**21, order=["t1"]))
-    assert graph_path == RELU_UNFUSED and settings["algorithm"] == "best-fit"
+    assert graph_path == (tmp_path / "relu.json").resolve()
+    assert settings["algorithm"] == "best-fit"
     assert settings["capacity"] == 2**21 and graph.buffers
 
 
