@@ -13,7 +13,9 @@ FIFO would block forever, a device is no place for a plan), each as a one-line `
 
 from __future__ import annotations
 
+import ctypes
 import errno
+import functools
 import os
 import stat
 import tempfile
@@ -148,7 +150,7 @@ def _unnamed_supported(folder: Path) -> bool:
             return False
         name = _temporary_name(folder / "probe")
         try:
-            os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+            _name_unnamed(fd, name)
             _unnamed_files[0] = True
         except OSError:
             _unnamed_files[0] = False
@@ -156,6 +158,28 @@ def _unnamed_supported(folder: Path) -> bool:
             os.close(fd)
             _remove(name)
     return _unnamed_files[0]
+
+
+def _name_unnamed(fd: int, name: str) -> None:
+    """Give the unnamed file `fd` the name `name`: by linkat(AT_EMPTY_PATH) where the process
+    may (it needs CAP_DAC_READ_SEARCH), else through /proc/self/fd (refused by some sandboxes)."""
+    libc = _libc()
+    if libc is not None and libc.linkat(fd, b"", _AT_FDCWD, os.fsencode(name),
+                                        _AT_EMPTY_PATH) == 0:
+        return
+    os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+
+
+_AT_FDCWD, _AT_EMPTY_PATH = -100, 0x1000  # Linux's values
+
+
+@functools.cache
+def _libc():
+    """The C library, for linkat (None where it cannot be loaded)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def _written_temporary(target: Path, data: bytes) -> str:
@@ -173,7 +197,7 @@ def _written_temporary(target: Path, data: bytes) -> str:
             try:
                 _fill(fd, data, target)
                 name = _temporary_name(target)
-                os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+                _name_unnamed(fd, name)
                 _pending.add(name)
                 return name
             except OSError as exc:

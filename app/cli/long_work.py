@@ -59,6 +59,7 @@ class LongWork:
         self.phase, self.fraction = "loading", None
         self._phase_start, self._phase_fraction = 0.0, None
         self._timed_out = False
+        self._at_deadline: str | None = None  # where the work was when the time ran out
         self._stop = threading.Event()
         self._shown = False
         self._thread: threading.Thread | None = None
@@ -103,9 +104,9 @@ class LongWork:
         return f"{text}, {elapsed:,.1f} s in"
 
     def timeout_message(self) -> str:
-        """The one line `--timeout` ends with."""
-        return (f"{self.what}: timed out after {self.timeout:g} s in {self.progress_text()}; "
-                f"nothing was written")
+        """The one line `--timeout` ends with: where the work was when the time ran out."""
+        where = self._at_deadline or self.progress_text()
+        return f"{self.what}: timed out after {self.timeout:g} s in {where}; nothing was written"
 
     def _watch(self) -> None:
         deadline = None if self.timeout is None else self.start + self.timeout
@@ -124,6 +125,7 @@ class LongWork:
 
     def _expire(self) -> None:
         """Cancel the work; end the process if it has not stopped within the grace period."""
+        self._at_deadline = self.progress_text()
         self._timed_out = True
         self.token.cancel()
         if self._stop.wait(GRACE_S):
