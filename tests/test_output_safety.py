@@ -46,6 +46,15 @@ def inputs(tmp_path):
     return graph, trace
 
 
+@pytest.fixture(params=["unnamed", "named"])
+def temporary_kind(request, tmp_path, monkeypatch):
+    """Writes through an unnamed O_TMPFILE file where the system has them, or a named one."""
+    if request.param == "unnamed" and not atomic_write._unnamed_supported(tmp_path):
+        pytest.skip("no unnamed temporary files here")
+    monkeypatch.setattr(atomic_write, "_unnamed_files", [request.param == "unnamed"])
+    return request.param
+
+
 def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
 
@@ -114,7 +123,8 @@ def test_a_fifo_output_is_refused_without_blocking(tmp_path, argv):
 
 # --- writes are whole or not at all -----------------------------------------------------------
 
-def test_a_failed_write_keeps_the_old_file_and_leaves_nothing(tmp_path, monkeypatch):
+def test_a_failed_write_keeps_the_old_file_and_leaves_nothing(tmp_path, monkeypatch,
+                                                             temporary_kind):
     target = tmp_path / "plan.csv"
     target.write_text("old\n")
 
@@ -129,7 +139,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_nothing(tmp_path, monkeypa
     assert target.read_text() == "old\n" and _leftovers(tmp_path) == []
 
 
-def test_ctrl_c_during_a_write_keeps_the_old_file(tmp_path, monkeypatch):
+def test_ctrl_c_during_a_write_keeps_the_old_file(tmp_path, monkeypatch, temporary_kind):
     target = tmp_path / "graph.json"
     target.write_text("old\n")
     real_write = os.write
@@ -145,7 +155,7 @@ def test_ctrl_c_during_a_write_keeps_the_old_file(tmp_path, monkeypatch):
     assert target.read_text() == "old\n" and _leftovers(tmp_path) == []
 
 
-def test_a_write_keeps_the_permissions_and_follows_a_symlink(tmp_path):
+def test_a_write_keeps_the_permissions_and_follows_a_symlink(tmp_path, temporary_kind):
     real = tmp_path / "real.csv"
     real.write_text("old")
     real.chmod(0o640)
@@ -153,7 +163,7 @@ def test_a_write_keeps_the_permissions_and_follows_a_symlink(tmp_path):
     link.symlink_to(real.name)
     write_atomic(link, "new")
     assert link.is_symlink() and real.read_text() == "new"
-    assert real.stat().st_mode & 0o777 == 0o640
+    assert real.stat().st_mode & 0o777 == 0o640 and _leftovers(tmp_path) == []
 
 
 _WRITER = """
