@@ -70,6 +70,15 @@ def test_the_fast_and_slow_parsers_agree_on_characters_splitlines_breaks_at(tmp_
     assert len(load_minimalloc_csv(path).buffers) == 2
 
 
+@pytest.mark.parametrize("separator", LINE_BREAKS[2:])
+def test_one_row_is_never_two_buffers(tmp_path, separator):
+    # str.splitlines would cut this row in two valid rows; the csv module sees seven fields.
+    path = tmp_path / "t.csv"
+    path.write_text(f"id,lower,upper,size\na,0,2,64{separator}b,1,3,32\n", newline="")
+    with pytest.raises(planner.PlanError, match="line 2: expected 4 fields, got 7"):
+        load_minimalloc_csv(path)
+
+
 def test_a_carriage_return_in_a_name_round_trips(tmp_path):
     graph = _graph(["a\rb", "c\r\nd", "e,f", 'g"h'])
     plan = planner.plan(graph, conflicts="serial")

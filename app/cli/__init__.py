@@ -1,8 +1,8 @@
 """The `slabscope` command line: plan, export and run graphs without a screen, or open the window.
 
 Each subcommand lives in its own module of this package (`app/cli/<name>.py`) with
-`add_arguments(parser)` and `run(args) -> int`; this file only dispatches. Exit codes: 0 ok, 2 bad input, 3 capacity or
-`--timeout`.
+`add_arguments(parser)` and `run(args) -> int`; this file only dispatches. Exit codes: 0 ok,
+2 bad input, 3 capacity or `--timeout`.
 """
 
 from __future__ import annotations
