@@ -79,10 +79,33 @@ def _read_model(onnx, path: Path):
     if not model.HasField("graph") or not model.graph.node:
         raise PlanError(f"{path}: not an ONNX model (it has no graph of nodes)")
     try:
+        plain = onnx.shape_inference.infer_shapes(model)
+        # Data propagation holds every value of each 1-D tensor it follows (it takes them for
+        # shapes): a 1-D tensor of 10**8 elements would need gigabytes. Shapes are short.
+        if _longest_vector(plain) > DATA_PROPAGATION_LIMIT:
+            return plain
         return onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception as exc:  # onnx's InferenceError and C++ validation errors alike
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PlanError(f"{path}: shape inference failed: {first}") from None
+
+
+# The longest 1-D tensor whose values shape inference may propagate (a shape has a few entries).
+DATA_PROPAGATION_LIMIT = 65_536
+
+
+def _longest_vector(model) -> int:
+    """The most elements of any 1-D tensor with a known length in `model` (0 when none)."""
+    graph = model.graph
+    longest = 0
+    for info in (*graph.input, *graph.value_info, *graph.output):
+        dims = info.type.tensor_type.shape.dim
+        if len(dims) == 1 and dims[0].HasField("dim_value"):
+            longest = max(longest, dims[0].dim_value)
+    for tensor in graph.initializer:
+        if len(tensor.dims) == 1:
+            longest = max(longest, tensor.dims[0])
+    return longest
 
 
 class _Sizer:

@@ -172,3 +172,33 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path):
                              "search", "--budget", "2.2"], cwd=ROOT, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0 and result.stderr == ""
+
+
+
+@pytest.mark.parametrize("length", [10**8, 2**62])
+def test_a_long_onnx_vector_is_not_data_propagated(tmp_path, length):
+    # ONNX data propagation holds every value of a 1-D tensor; 10**8 of them took gigabytes.
+    onnx = pytest.importorskip("onnx")
+    import resource
+
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [length])
+    y = helper.make_tensor_value_info("huge_y", TensorProto.DOUBLE, [length])
+    graph = helper.make_graph([helper.make_node("Cast", ["x"], ["huge_y"],
+                                                to=TensorProto.DOUBLE)], "g", [x], [y])
+    path = tmp_path / "long.onnx"
+    onnx.save(helper.make_model(graph), str(path))
+
+    def capped():  # a regression fails here instead of exhausting the machine
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    result = subprocess.run([sys.executable, "-m", "app.cli", "plan", str(path)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120, preexec_fn=capped)
+    if length > 2**60:  # past 64 bits: one line naming the file and the tensor
+        assert result.returncode == 2
+        err = one_line(result.stderr)
+        assert str(path) in err and "'huge_y'" in err and "64-bit limit" in err
+    else:
+        assert result.returncode == 0, result.stderr
+        assert "huge_y" in result.stdout
