@@ -181,11 +181,12 @@ class TimeAttrs(Mapping):
 def load_minimalloc_csv(path, *, cancel: CancelToken = NEVER) -> Graph:
     """Read a MiniMalloc CSV into a `Graph` for the serial model (alignment 1 unless a column says).
 
-    Rows stay in file order as the request order. An `offset` column is ignored, with a warning. Time is compressed to the distinct `lower` and
-    `upper - 1` values, each a node of one chain (`schedule` lists them all); a node's `attrs`
-    keep its original `time`, so `write_minimalloc_csv` writes the same `lower`/`upper` back.
-    The graph is built directly, without a closure or per-row checks when the file is plain
-    (see `_parse_plain`): a million rows load in a few seconds.
+    Rows stay in file order as the request order; an `offset` column is ignored, with a warning.
+    Time is compressed to the distinct `lower` and `upper - 1` values, each a node of one chain
+    (`schedule` lists them all); a node's `attrs` keep its original `time`, so
+    `write_minimalloc_csv` writes the same `lower`/`upper` back. The graph is built directly,
+    without a closure or per-row checks when the file is plain (see `_parse_plain`): a million
+    rows load in a few seconds.
     """
     path = Path(path)
     ids, lowers, uppers, sizes, alignment, offsets = _parse(path)
