@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, Q
                                QMessageBox, QVBoxLayout, QWidget)
 
 import planner
+from planner.atomic_write import check_outputs
+from planner.input_limits import one_line
 from app.state import run_worker
 from app.state.planning_controller import PlanningController
 from app.views.busy_overlay import BusyOverlay
@@ -64,6 +66,7 @@ class MainWindow(QMainWindow):
         self.session_file: Path | None = None
         self.last_error: str | None = None
         self.error_box: QMessageBox | None = None
+        self.outside_box: QMessageBox | None = None  # asks about a session's outside graph
         self.resize(1440, 900)
         self.setAcceptDrops(True)
 
@@ -135,6 +138,7 @@ class MainWindow(QMainWindow):
         session.sigPlanChanged.connect(self._show_marks)
         session.sigOpened.connect(self.opened)
         session.sigOpenFailed.connect(self._open_failed)
+        session.sigSessionGraphOutside.connect(self._ask_graph_outside)
         self._update_title()
         self._update_summary()
         self._sync_plan_menu()
@@ -246,6 +250,8 @@ class MainWindow(QMainWindow):
         an SVG when the name ends in .svg."""
         widget, title = self.export_widget(view), export_title(self.session)
         try:
+            # Never over the graph or session file this window has open.
+            check_outputs([self.session.path, self.session_file], [("export", path)])
             if Path(path).suffix.lower() == ".svg":
                 written = render_svg(widget, path, title)
             else:
@@ -351,6 +357,25 @@ class MainWindow(QMainWindow):
 
     def _open_failed(self, path: Path, message: str) -> None:
         self.show_error("Cannot open file", f"{path.name} was not opened.\n\n{message}")
+
+    def _ask_graph_outside(self, path: Path, stored: str, graph_path: Path) -> None:
+        """Ask, naming the path, whether to open the graph a session names outside its folder."""
+        where = one_line(stored)
+        if Path(stored) != graph_path:
+            where += f"\n(that is {one_line(str(graph_path))})"
+        box = QMessageBox(QMessageBox.Icon.Warning, "Graph outside the session's folder",
+                          f"{path.name} names a graph file outside its own folder:\n\n"
+                          f"{where}\n\nOpen that file?",
+                          QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
+                          self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(
+            lambda button: box.standardButton(button) == QMessageBox.StandardButton.Open
+            and self.session.open_session(path, allow_outside=True))
+        box.finished.connect(lambda _: setattr(self, "outside_box", None))
+        self.outside_box = box
+        box.open()
 
     def save_session(self) -> bool:
         """Save the session to its file (asking for one the first time); True when saved."""

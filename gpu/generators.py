@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 from planner import PlanError
 
@@ -189,5 +188,7 @@ def transformer(seq: int, width: int, heads: int, ffn: int | None = None, layers
 
 
 def write_graph(data: dict, path) -> None:
-    """Write graph-file data as JSON to `path`."""
-    Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    """Write graph-file data as JSON to `path` (through a temporary file renamed into place)."""
+    from planner.atomic_write import write_atomic
+
+    write_atomic(path, json.dumps(data, indent=1) + "\n", "output")

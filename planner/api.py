@@ -44,6 +44,8 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
         raise PlanError(f"capacity {capacity} exceeds the 64-bit offset limit {SIZE_LIMIT}")
     if not 0 <= budget < float("inf"):  # NaN fails both comparisons; neither would ever stop
         raise PlanError(f"budget must be a finite number of seconds >= 0, got {budget}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise PlanError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r:.40}")
     if iterations is not None and iterations < 0:
         raise PlanError(f"iterations must be non-negative, got {iterations}")
     extra = {"seed": seed, "iterations": iterations} if algorithm == "search" else {}

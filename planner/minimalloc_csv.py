@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import numpy as np
 from .cancel import NEVER, CancelToken
 from .errors import PlanError
 from .graph import SIZE_LIMIT, Buffer, Graph, Node, align_up
+from .atomic_write import write_atomic
 from .input_limits import INTEGER_DIGITS_LIMIT, quoted, read_text
 from .plan import Plan
 from .serial_model import serial_schedule
@@ -69,9 +71,11 @@ def _parse_plain(path: Path):
     64 bits, nothing to report), by whole-column operations: a million rows in about a second.
     None for any other file; `_parse` then reads it row by row and names the first problem."""
     text = read_text(path)
-    if '"' in text:
+    if '"' in text or "\r" in text:
         return None
-    lines = [line for line in text.splitlines() if line]
+    # Rows end at "\n" only, as the csv module reads them: str.splitlines would also break at
+    # "\x0b", "\x1c", "\u2028" and others, splitting one row into two buffers.
+    lines = [line for line in text.split("\n") if line]
     if not lines:
         return None
     header = [c.strip().lower() for c in lines[0].split(",")]
@@ -177,14 +181,20 @@ class TimeAttrs(Mapping):
 def load_minimalloc_csv(path, *, cancel: CancelToken = NEVER) -> Graph:
     """Read a MiniMalloc CSV into a `Graph` for the serial model (alignment 1 unless a column says).
 
-    Rows stay in file order as the request order. Time is compressed to the distinct `lower` and
-    `upper - 1` values, each a node of one chain (`schedule` lists them all); a node's `attrs`
-    keep its original `time`, so `write_minimalloc_csv` writes the same `lower`/`upper` back.
-    The graph is built directly, without a closure or per-row checks when the file is plain
-    (see `_parse_plain`): a million rows load in a few seconds.
+    Rows stay in file order as the request order; an `offset` column is ignored, with a warning.
+    Time is compressed to the distinct `lower` and `upper - 1` values, each a node of one chain
+    (`schedule` lists them all); a node's `attrs` keep its original `time`, so
+    `write_minimalloc_csv` writes the same `lower`/`upper` back. The graph is built directly,
+    without a closure or per-row checks when the file is plain (see `_parse_plain`): a million
+    rows load in a few seconds.
     """
     path = Path(path)
-    ids, lowers, uppers, sizes, alignment, _ = _parse(path)
+    ids, lowers, uppers, sizes, alignment, offsets = _parse(path)
+    if offsets:
+        # The file's offsets are another planner's answer; they are neither used nor checked.
+        warnings.warn(f"{path}: the offset column ({len(offsets):,} rows) is ignored: "
+                      f"Slabscope places the buffers itself and does not check those offsets",
+                      stacklevel=2)
     cancel.report("load", 0.5)
     times = sorted(set(lowers).union(u - 1 for u in uppers))
     node_names = [f"t{t}" for t in times]
@@ -237,16 +247,34 @@ def write_minimalloc_csv(graph: Graph, plan: Plan, path) -> None:
     for placement in plan.placements:
         index = graph.buffer_index.get(placement.name)
         if index is None:
-            raise PlanError(f"plan places unknown buffer {placement.name!r}")
+            raise PlanError(f"plan places unknown buffer {quoted(placement.name)}")
+        _check_writable_id(placement.name)
         uses = [times[u] for u in graph.use_indices[index]]
-        if any(c in placement.name for c in ',"\n'):
-            raise PlanError(f"buffer name {placement.name!r} cannot be written as a CSV id")
-        row = [placement.name, str(min(uses)), str(max(uses) + 1), str(placement.bytes)]
+        row = [_csv_field(placement.name), str(min(uses)), str(max(uses) + 1),
+               str(placement.bytes)]
         if graph.alignment != 1:
             row.append(str(graph.alignment))
         row.append(str(placement.offset))
         lines.append(",".join(row))
+    write_atomic(path, "\n".join(lines) + "\n", "CSV")
+
+
+def _csv_field(name: str) -> str:
+    """`name` quoted where the reader needs it: a comma, a quote, or either line break (the csv
+    module's writer leaves a lone "\r" bare, which its reader then takes for a row's end)."""
+    if any(c in name for c in ',"\r\n'):
+        return '"' + name.replace('"', '""') + '"'
+    return name
+
+
+def _check_writable_id(name: str) -> None:
+    """A PlanError unless `name` reads back from a CSV id as itself: the reader strips the
+    spaces around ids, and a file is UTF-8."""
+    if not name or name != name.strip():
+        raise PlanError(f"buffer name {quoted(name)} cannot be written as a CSV id: "
+                        f"a CSV id has no spaces around it")
     try:
-        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PlanError(f"buffer name {quoted(name)} cannot be written as a CSV id: "
+                        f"it is not valid Unicode text") from None

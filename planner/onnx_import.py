@@ -79,10 +79,32 @@ def _read_model(onnx, path: Path):
     if not model.HasField("graph") or not model.graph.node:
         raise PlanError(f"{path}: not an ONNX model (it has no graph of nodes)")
     try:
+        plain = onnx.shape_inference.infer_shapes(model)
+        # Data propagation holds every value of each 1-D tensor it follows (it takes them for
+        # shapes): a declared 1-D tensor of 10**8 elements would need gigabytes.
+        if _longest_vector(plain) > DATA_PROPAGATION_LIMIT:
+            return plain
         return onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception as exc:  # onnx's InferenceError and C++ validation errors alike
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PlanError(f"{path}: shape inference failed: {first}") from None
+
+
+# The longest declared or inferred 1-D tensor whose values shape inference may propagate: a
+# shape has a few entries, and a million values cost it about 0.4 s and tens of megabytes.
+DATA_PROPAGATION_LIMIT = 1_000_000
+
+
+def _longest_vector(model) -> int:
+    """The most elements of any 1-D tensor of `model` with a known length but no data in the
+    file (initializers hold their values already, bounded by the file's size); 0 when none."""
+    graph = model.graph
+    longest = 0
+    for info in (*graph.input, *graph.value_info, *graph.output):
+        dims = info.type.tensor_type.shape.dim
+        if len(dims) == 1 and dims[0].HasField("dim_value"):
+            longest = max(longest, dims[0].dim_value)
+    return longest
 
 
 class _Sizer:

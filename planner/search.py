@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 
 from . import exact
-from .cancel import NEVER, CancelToken
+from .cancel import NEVER, Cancelled, CancelToken
 from .exact_cliques import prepare_cliques
 from .graph import Graph
 from .greedy import FITS, plan_order
@@ -70,7 +70,8 @@ class _Work:
     """Steps done so far against the iteration limit, the deadline and the cancel token."""
 
     def __init__(self, budget: float, iterations: int | None, cancel: CancelToken):
-        self.deadline = time.perf_counter() + max(budget, 0.0)
+        self.start = time.perf_counter()
+        self.deadline = self.start + max(budget, 0.0)
         self.limit = iterations
         self.used = 0
         self.cancel = cancel
@@ -88,14 +89,27 @@ class _Work:
 
     def over(self) -> bool:
         """Whether to stop: the limit or deadline reached (raises `Cancelled` when cancelled)."""
-        self.cancel.check()
+        now = time.perf_counter()
+        self._report(now)
         return (self.limit is not None and self.used >= self.limit) or \
-            time.perf_counter() >= self.deadline
+            now >= self.deadline
 
     def interrupted(self) -> bool:
         """Whether a running kernel should stop now: cancelled, or past the deadline (asked by
         the thread that watches it)."""
-        return self.cancel.cancelled or time.perf_counter() >= self.deadline
+        now = time.perf_counter()
+        try:
+            self._report(now)
+        except Cancelled:
+            return True
+        return now >= self.deadline
+
+    def _report(self, now: float) -> None:
+        """Tell the token how far search is: its steps against the limit, else its time against
+        the budget (raises `Cancelled` when cancelled)."""
+        done = self.used / self.limit if self.limit else \
+            (now - self.start) / max(self.deadline - self.start, 1e-9)
+        self.cancel.report("search", min(done, 1.0))
 
 
 @dataclasses.dataclass

@@ -1,7 +1,8 @@
 """The `slabscope` command line: plan, export and run graphs without a screen, or open the window.
 
 Each subcommand lives in its own module of this package (`app/cli/<name>.py`) with
-`add_arguments(parser)` and `run(args) -> int`; this file only dispatches. Exit codes: 0 ok, 2 bad input, 3 capacity.
+`add_arguments(parser)` and `run(args) -> int`; this file only dispatches. Exit codes: 0 ok,
+2 bad input, 3 capacity or `--timeout`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import warnings
 
 from planner import CapacityError, PlanError
 from planner.input_limits import one_line
+
+from app.cli.long_work import terminate_cleanly
 
 # Subcommand name -> (module under app/cli/, one-line help).
 SUBCOMMANDS = {
@@ -87,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["open", *argv]
     args = build_parser(argv[0]).parse_args(argv)
     module = importlib.import_module(f"app.cli.{SUBCOMMANDS[args.command][0]}")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), terminate_cleanly():
         warnings.showwarning = _show_warning
         try:
             code = module.run(args)
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CAPACITY
         except PlanError as exc:
             print(f"slabscope: {_message(exc)}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return getattr(exc, "exit_code", EXIT_BAD_INPUT)  # a timeout is 3
         except OSError as exc:  # writing the output: a full disk (/dev/full), a closed stream
             _discard_stdout()
             where = f"{exc.filename}: " if exc.filename else ""

@@ -7,7 +7,9 @@ import argparse
 from pathlib import Path
 
 import planner
+from planner.atomic_write import check_outputs
 
+from app.cli.long_work import LongWork, add_timeout_option
 from app.cli.options import add_planning_options, conflicts_for, search_options
 from app.cli.plan import split_order
 from app.render import VIEWS
@@ -42,40 +44,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "step (default: by the plan's size)")
     parser.add_argument("--tab", choices=TABS, default="slab",
                         help="window view: the bottom panel shown (default: slab)")
+    add_timeout_option(parser)
 
 
-# QPainter draws on images of at most 32,767 pixels a side; past that Qt fails or the
-# allocation alone runs out of memory.
-MAX_PIXELS_PER_SIDE = 32_767
+# The largest image side `png_export.render_image` draws (larger images are slow and many viewers
+# refuse them); checked before loading, not after seconds of drawing.
+MAX_PIXELS_PER_SIDE = 16_384
 MAX_SCALE = 8.0
+MIN_SCALE = 0.1  # below this a view is a few pixels wide, and Qt complains about empty images
 
 
 def _check_size(args) -> None:
     """A PlanError unless --scale, --width and --height give an image Qt can draw."""
-    if not 0 < args.scale <= MAX_SCALE:  # NaN fails this too
-        raise planner.PlanError(f"--scale must be positive and at most {MAX_SCALE:g}, "
+    if not MIN_SCALE <= args.scale <= MAX_SCALE:  # NaN fails this too
+        raise planner.PlanError(f"--scale must be positive, from {MIN_SCALE:g} to {MAX_SCALE:g}, "
                                 f"got {args.scale:g}")
     for name in ("width", "height"):
         value = getattr(args, name)
         if value is not None and value <= 0:
             raise planner.PlanError(f"--{name} must be positive, got {value}")
-        if value is not None and value * args.scale > MAX_PIXELS_PER_SIDE:
+        if value is not None and round(value * args.scale) > MAX_PIXELS_PER_SIDE:
             raise planner.PlanError(f"--{name} {value:,} at scale {args.scale:g} is over "
                                     f"{MAX_PIXELS_PER_SIDE:,} pixels")
-
-
-def _check_targets(args) -> None:
-    """A PlanError unless each output can be a regular file in an existing folder: Qt and libpng
-    would otherwise print several lines of their own before failing (a folder, /dev/full)."""
-    for kind, target in (("PNG", args.png), ("SVG", args.svg)):
-        if target is None:
-            continue
-        path = Path(target)
-        if path.exists() and not path.is_file():
-            what = "a folder" if path.is_dir() else "not a regular file"
-            raise planner.PlanError(f"cannot write {kind} {path}: {what}")
-        if not path.parent.is_dir():
-            raise planner.PlanError(f"cannot write {kind} {path}: no folder {path.parent}")
+        if value is not None and round(value * args.scale) < 1:
+            raise planner.PlanError(f"--{name} {value:,} at scale {args.scale:g} is under "
+                                    f"one pixel")
 
 
 def run(args) -> int:
@@ -86,46 +79,52 @@ def run(args) -> int:
     if args.view == "timeline" and not args.run:
         raise planner.PlanError("the timeline shows a measured run: add --run to execute the "
                                 "plan first")
-    graph = planner.load(args.file)
-    order = split_order(args.order)
-    conflicts = conflicts_for(args, graph)
     _check_size(args)
-    _check_targets(args)
-    if args.run:
-        from gpu.binding import check_executable
+    # Before any work: never over the input, never one file for both pictures, never a FIFO.
+    check_outputs([args.file], [("PNG", args.png), ("SVG", args.svg)])
+    # Loading, planning and drawing are bounded by --timeout and show progress on a terminal;
+    # the views plan in their own tasks, so past the timeout the process ends (exit 3).
+    with LongWork(args.file, args.timeout) as work:
+        graph = planner.load(args.file, cancel=work.token)
+        order = split_order(args.order)
+        conflicts = conflicts_for(args, graph)
+        if args.run:
+            from gpu.binding import check_executable
 
-        check_executable(graph)  # before planning, which can take long on a large trace
+            check_executable(graph)  # before planning, which can take long on a large trace
 
-    def plan_here() -> planner.Plan:
-        return planner.plan(graph, algorithm=args.algorithm, order=order, capacity=args.capacity,
-                            conflicts=conflicts, budget=args.budget, **search_options(args))
+        def plan_here() -> planner.Plan:
+            return planner.plan(graph, algorithm=args.algorithm, order=order,
+                                capacity=args.capacity, conflicts=conflicts, budget=args.budget,
+                                cancel=work.token, **search_options(args))
 
-    from PySide6.QtCore import QSize
-    from PySide6.QtGui import QImageReader
+        from PySide6.QtCore import QSize
+        from PySide6.QtGui import QImageReader
 
-    from app.render import DEFAULT_SIZES, ensure_application, export_view
-    from app.session import Session
+        from app.render import DEFAULT_SIZES, ensure_application, export_view
+        from app.session import Session
 
-    app = ensure_application()
-    session = Session()
-    session.budget = args.budget
-    session.seed, session.iterations = args.seed, args.iterations  # what search takes besides
-    session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
-                      conflicts=conflicts, capacity=args.capacity)
-    # The views are built after this, from these settings only (never from saved ones).
-    session.view = ViewSettings(addresses=args.addresses, slab=args.slab_view, tab=args.tab)
-    if session.plan is None:
-        plan_here()  # raises the planner's own error (a capacity error exits 3)
-        raise planner.PlanError(session.plan_error or "no plan")
-    if args.run:
-        import gpu
+        work.token.report("planning and drawing")
+        app = ensure_application()
+        session = Session()
+        session.budget = args.budget
+        session.seed, session.iterations = args.seed, args.iterations  # what search takes besides
+        session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
+                          conflicts=conflicts, capacity=args.capacity)
+        # The views are built after this, from these settings only (never from saved ones).
+        session.view = ViewSettings(addresses=args.addresses, slab=args.slab_view, tab=args.tab)
+        if session.plan is None:
+            plan_here()  # raises the planner's own error (a capacity error exits 3)
+            raise planner.PlanError(session.plan_error or "no plan")
+        if args.run:
+            import gpu
 
-        session.set_last_run(gpu.run(graph, repeats=args.repeats, algorithm=args.algorithm,
-                                     conflicts=conflicts, request_order=order,
-                                     capacity=args.capacity))
-    default = DEFAULT_SIZES[args.view]
-    size = QSize(args.width or default.width(), args.height or default.height())
-    export_view(session, args.view, args.png, args.scale, size, svg=args.svg)
+            session.set_last_run(gpu.run(graph, repeats=args.repeats, algorithm=args.algorithm,
+                                         conflicts=conflicts, request_order=order,
+                                         capacity=args.capacity))
+        default = DEFAULT_SIZES[args.view]
+        size = QSize(args.width or default.width(), args.height or default.height())
+        export_view(session, args.view, args.png, args.scale, size, svg=args.svg)
     app.processEvents()
     if args.png is not None:
         # The view may need more room than asked for; report the pixels actually written.

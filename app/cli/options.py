@@ -36,13 +36,24 @@ def add_planning_options(parser: argparse.ArgumentParser) -> None:
                              "schedule); default: serial for MiniMalloc chains, dag otherwise")
     parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET,
                         help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g})")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=_seed, default=0,
                         help="the search algorithm's random seed (default 0)")
     parser.add_argument("--iterations", type=_steps, metavar="N",
                         help="the most steps search may take (one packing of a request order, "
                              "or one node of exact search); the same file, seed and N give the "
                              "same plan on any machine, the budget only cuts it short "
                              "(default: as many as the budget allows)")
+
+
+def _seed(text: str) -> int:
+    """A seed NumPy's generator takes: an integer from 0 to 2**64 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**64 - 1, got {text!r}")
+    return value
 
 
 def _steps(text: str) -> int:

@@ -6,10 +6,13 @@ import argparse
 import json
 
 import planner
+from planner.atomic_write import check_outputs
+from planner.cancel import NEVER, CancelToken
 from planner.input_limits import one_line
 from planner.minimalloc_csv import write_minimalloc_csv
 from planner.torch_snapshot import load_snapshot
 
+from app.cli.long_work import LongWork, add_timeout_option
 from app.cli.options import add_planning_options, conflicts_for, search_options
 from app.cli.schedule_option import add_schedule_option, apply_schedule, format_schedule
 
@@ -35,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: the first with one)")
     parser.add_argument("--csv", metavar="OUT",
                         help="also write the plan as a MiniMalloc CSV with an offset column")
+    add_timeout_option(parser)
 
 
 def split_order(text: str | None) -> list[str] | None:
@@ -44,12 +48,17 @@ def split_order(text: str | None) -> list[str] | None:
 
 def run(args) -> int:
     """Plan the file and print it; errors propagate as PlanError for the dispatcher."""
-    graph = load_graph(args)
-    graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
-    result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
-                          capacity=args.capacity, conflicts=conflicts, budget=args.budget,
-                          **search_options(args))
-    bound = planner.lower_bound(graph, conflicts)
+    check_outputs([args.file], [("CSV", args.csv)])  # before any work: never over the input
+    with LongWork(args.file, args.timeout) as work:
+        graph = load_graph(args, work.token)
+        work.token.report("choosing the schedule")
+        graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
+        work.token.report("planning")
+        result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
+                              capacity=args.capacity, conflicts=conflicts, budget=args.budget,
+                              cancel=work.token, **search_options(args))
+        work.token.report("lower bound")
+        bound = planner.lower_bound(graph, conflicts, cancel=work.token)
     if args.json:
         data = result.to_dict()
         data["lower_bound_bytes"] = bound.bytes
@@ -74,10 +83,10 @@ def run(args) -> int:
     return 0
 
 
-def load_graph(args) -> planner.Graph:
+def load_graph(args, cancel: CancelToken = NEVER) -> planner.Graph:
     """The file named on the command line; `--device` picks a snapshot's device."""
     if args.device is None:
-        return planner.load(args.file, include_weights=args.include_weights)
+        return planner.load(args.file, include_weights=args.include_weights, cancel=cancel)
     if not args.file.lower().endswith(".pickle"):
         raise planner.PlanError("--device applies only to PyTorch memory snapshots (.pickle)")
     return load_snapshot(args.file, device=args.device)

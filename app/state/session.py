@@ -15,6 +15,7 @@ the exact earlier plan back at once instead of planning again (docs/semantics.md
 from __future__ import annotations
 
 import json
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -24,11 +25,13 @@ from typing import Callable
 from psygnal import Signal
 
 import planner
+from planner.atomic_write import check_outputs, write_atomic
 from planner.cancel import Cancelled
 
 from app.state.heap import freeze_large
 from app.state.selection import Selection
-from app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
+from app.state.session_file import (SESSION_FORMAT, SESSION_VERSION, GraphOutsideSession,
+                                    read_session)
 from app.state.tasks import Executor, ImmediateExecutor, Task
 from app.state.undo import UndoCommand, UndoStack
 from app.state.view_settings import ViewSettings
@@ -98,6 +101,9 @@ class Session:
     sigBusyChanged = Signal(object)
     sigOpened = Signal(object)
     sigOpenFailed = Signal(object, str)
+    # (session path, graph path as named, where it leads): a session names a graph outside its
+    # folder; the window asks the user.
+    sigSessionGraphOutside = Signal(object, str, object)
     sigHoverNode = Signal(object)
     sigHoverBuffer = Signal(object)
     sigSelectionChanged = Signal(object)
@@ -185,7 +191,7 @@ class Session:
             # What the importer had to assume (unknown dimensions, ...) goes to the window.
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                graph = planner.load(path)
+                graph = planner.load(path, cancel=token)
             _prepare(graph, preparers, token)
             return graph, planner.default_conflicts(graph), tuple(str(w.message) for w in caught)
 
@@ -197,17 +203,31 @@ class Session:
 
         return self._load(f"Loading {path.name}", path, work, done)
 
-    def open_session(self, path) -> bool:
-        """Load a session file like `open` (in the background when an executor is installed)."""
+    def open_session(self, path, allow_outside: bool = False) -> bool:
+        """Load a session file like `open` (in the background when an executor is installed).
+
+        A session naming a graph outside its own folder ends with
+        `sigSessionGraphOutside(path, stored, graph_path)` and nothing read, unless `allow_outside`
+        (the user agreed to that path).
+        """
         path = Path(path)
         preparers = tuple(self.prepare_graphs)
 
         def work(token):
-            result = read_session(path)
+            try:
+                result = read_session(path, allow_outside=allow_outside, cancel=token)
+            except GraphOutsideSession as refused:
+                return refused
             _prepare(result[0], preparers, token)
             return result
 
         def done(result):
+            if isinstance(result, GraphOutsideSession):
+                self._set_busy(None)
+                if self.graph is not None and self.plan is None and self.plan_error is None:
+                    self._request_plan()  # the load had cancelled the current graph's plan
+                self.sigSessionGraphOutside.emit(path, result.stored, result.graph_path)
+                return
             graph, graph_path, settings = result
             self.set_graph(graph, graph_path, **settings)
             self.sigOpened.emit(path)
@@ -260,25 +280,22 @@ class Session:
     # --- session files (graph path, order, algorithm, conflicts, capacity) -----------------
 
     def save_session(self, path) -> None:
-        """Write the session as JSON to `path` and mark the undo stack clean.
+        """Write the session as JSON to `path` and mark the undo stack clean; the file it
+        replaces is kept as `path~`, and the graph file itself is never written over.
 
-        The graph is stored as a path relative to the session file when it lies beside or below it.
+        The graph is stored as a path relative to the session file's folder.
         """
         if self.graph is None or self.path is None:
             raise planner.PlanError("nothing to save: open a graph file first")
         path = Path(path)
-        graph_path = self.path.resolve()
-        try:
-            stored = graph_path.relative_to(path.resolve().parent).as_posix()
-        except ValueError:
-            stored = str(graph_path)
+        # Relative to the session's folder, as a session must name it; a graph elsewhere gets
+        # a `..` path, which opening asks about.
+        stored = Path(os.path.relpath(self.path.resolve(), path.resolve().parent)).as_posix()
         data = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "graph": stored,
                 "order": list(self.order), "algorithm": self.algorithm,
                 "conflicts": self.conflicts, "capacity": self.capacity}
-        try:
-            path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise planner.PlanError(f"cannot write session {path}: {exc.strerror or exc}") from None
+        check_outputs([self.path], [("session", path)])  # never over the graph it names
+        write_atomic(path, json.dumps(data, indent=2) + "\n", "session", backup=True)
         self.undo_stack.setClean()
 
     # --- undoable edits ------------------------------------------------------------------

@@ -3,6 +3,11 @@
 Reading one checks everything before it is used, so a damaged or hand-edited session is one
 line naming what is wrong: the file goes through the planner's input limits (a regular file,
 bounded size, nesting and integer digits), then every field is checked for its type and range.
+
+A session names its graph relative to its own folder. A graph path that is absolute, or that
+leads out of that folder (`..`, or a symlink pointing elsewhere), is refused before anything is
+read (`GraphOutsideSession`); the window asks the user instead, naming the path. The graph file
+is one the user did not open themselves, so an error reading it never quotes what is inside.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import difflib
 from pathlib import Path
 
 import planner
+from planner.cancel import NEVER, Cancelled, CancelToken
 from planner.input_limits import check_u64, quoted, read_json
 
 SESSION_FORMAT = "slabscope-session"
@@ -24,6 +30,30 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else f"{text[:60]}..."
 
 
+class GraphOutsideSession(planner.PlanError):
+    """The session names a graph outside its own folder; `graph_path` is where it leads,
+    `stored` the path as the session names it."""
+
+    def __init__(self, message: str, graph_path: Path, stored: str):
+        super().__init__(message)
+        self.graph_path = graph_path
+        self.stored = stored  # the path as the session names it
+
+
+def graph_location(path: Path, stored: str) -> tuple[Path, str | None]:
+    """Where the graph path `stored` of the session file `path` leads, and why it lies outside
+    the session's folder (None when it lies inside)."""
+    folder = path.resolve().parent
+    if Path(stored).is_absolute():
+        return Path(stored).resolve(), "is absolute"
+    target = (folder / stored).resolve()
+    if target.is_relative_to(folder):
+        return target, None
+    if ".." in Path(stored).parts:
+        return target, "leads out of the session's folder"
+    return target, "leads out of the session's folder through a symlink"
+
+
 def _fail(path: Path, message: str):
     raise planner.PlanError(f"session {path}: {message}")
 
@@ -35,9 +65,14 @@ def _choice(path: Path, data: dict, key: str, default: str, known) -> str:
     return value
 
 
-def read_session(path) -> tuple[planner.Graph, Path, dict]:
+def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEVER
+                 ) -> tuple[planner.Graph, Path, dict]:
     """Parse and check a session file: the graph it names, that graph's path, and the settings
-    (`order`, `algorithm`, `conflicts`, `capacity`) ready for `Session.set_graph`."""
+    (`order`, `algorithm`, `conflicts`, `capacity`) ready for `Session.set_graph`.
+
+    A graph outside the session's folder is a `GraphOutsideSession` unless `allow_outside`
+    (the user said yes to that path). `cancel` stops loading the graph.
+    """
     path = Path(path)
     data = read_json(path)
     if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
@@ -65,8 +100,29 @@ def read_session(path) -> tuple[planner.Graph, Path, dict]:
     order = data.get("order")
     if order is not None and not (isinstance(order, list) and all(isinstance(n, str) for n in order)):
         _fail(path, "'order' must be a list of buffer names")
-    graph_path = (path.parent / stored).resolve()
-    graph = planner.load(graph_path)
-    graph.request_order(order)  # raises a PlanError naming an unknown or repeated buffer
+    graph_path, outside = graph_location(path, stored)
+    if outside and not allow_outside:
+        raise GraphOutsideSession(
+            f"session {path}: its graph path {quoted(stored)} {outside}; a session names its "
+            f"graph relative to its own folder", graph_path, stored)
+    graph = _load_named_graph(path, graph_path, cancel)
+    try:
+        graph.request_order(order)  # an unknown or repeated name from the session's own order
+    except planner.PlanError as exc:
+        _fail(path, f"'order': {exc}")
     return graph, graph_path, {"order": order, "algorithm": algorithm, "conflicts": conflicts,
                                "capacity": capacity}
+
+
+def _load_named_graph(path: Path, graph_path: Path, cancel: CancelToken) -> planner.Graph:
+    """The graph at `graph_path`; an error says only that it cannot be read, never what the
+    file holds (a session can name any file, and the user did not open that one)."""
+    if not graph_path.exists():
+        _fail(path, f"the graph file {graph_path} it names does not exist")
+    try:
+        return planner.load(graph_path, cancel=cancel)
+    except Cancelled:
+        raise
+    except planner.PlanError:
+        raise planner.PlanError(f"session {path}: the graph file {graph_path} it names cannot be "
+                                f"read as a graph; open that file itself to see why") from None

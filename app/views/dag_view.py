@@ -327,6 +327,17 @@ class DagView(QGraphicsView):
             return _dim(NODE_FILL), _dim(NODE_BORDER), _dim(TEXT_COLOR)
         return NODE_FILL, NODE_BORDER, TEXT_COLOR
 
+    def _predecessors(self, graph) -> list[list[int]]:
+        """Per node index, its direct predecessors (built once per graph)."""
+        cached = getattr(self, "_predecessors_of", None)
+        if cached is None or cached[0] is not graph:
+            preds: list[list[int]] = [[] for _ in graph.nodes]
+            for i, after in enumerate(graph.successors):
+                for j in after:
+                    preds[j].append(i)
+            self._predecessors_of = cached = (graph, preds)
+        return cached[1]
+
     def _refresh_highlight(self, *_):
         """Recompute what is highlighted from the session: a hovered node wins over buffers."""
         graph = self.session.graph
@@ -337,8 +348,10 @@ class DagView(QGraphicsView):
         if node is not None and node in graph.node_index:
             i = graph.node_index[node]
             self._hovered = i
-            self._ancestors = _bit_indices(graph.reachability.before[i])
-            self._descendants = _bit_indices(graph.reachability.after[i])
+            # A walk from the node, not the graph's closure: that is quadratic in memory, and
+            # a 200k-node graph cannot hold it.
+            self._ancestors = _reached(self._predecessors(graph), i)
+            self._descendants = _reached(graph.successors, i)
         else:
             names = ([self.session.hovered_buffer] if self.session.hovered_buffer
                      else list(self.session.selection))
@@ -533,14 +546,16 @@ def _elide(text: str) -> str:
     return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "…"
 
 
-def _bit_indices(bits: int) -> set[int]:
-    """The positions of the set bits of `bits`."""
-    out = set()
-    while bits:
-        low = bits & -bits
-        out.add(low.bit_length() - 1)
-        bits ^= low
-    return out
+def _reached(adjacency, start: int) -> set[int]:
+    """The nodes `start` strictly reaches along `adjacency` (per node, its neighbours)."""
+    seen: set[int] = set()
+    frontier = list(adjacency[start])
+    while frontier:
+        node = frontier.pop()
+        if node not in seen:
+            seen.add(node)
+            frontier.extend(adjacency[node])
+    return seen
 
 
 def _tint(colour: QColor) -> QColor:

@@ -15,7 +15,7 @@ from app.views.identity_cache import IdentityCache
 def dag_layers(graph) -> list[int]:
     """Per node index, its longest-path layer: 0 for sources, else one past its deepest predecessor."""
     layer = [0] * len(graph.nodes)
-    for v in graph.reachability.topo:
+    for v in graph.topo:  # the order only: the closure is quadratic on large graphs
         for s in graph.successors[v]:
             layer[s] = max(layer[s], layer[v] + 1)
     return layer

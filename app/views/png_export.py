@@ -6,11 +6,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from planner import PlanError
+from planner.atomic_write import check_output, write_atomic
 
 MAX_PIXELS = 16384  # per side; larger images are slow and many viewers refuse them
 TITLE_PADDING = 10  # pixels above and below the title line, together
@@ -88,29 +89,38 @@ def _settle_layout(widget: QWidget) -> None:
 
 def render_png(widget: QWidget, path, scale: float | None = None, title: str | None = None) -> Path:
     """Write `widget` to `path` as PNG at `scale` (default: the screen's device pixel ratio),
-    under a line of `title` when one is given."""
+    under a line of `title` when one is given, through a temporary file renamed into place
+    (`planner.atomic_write`)."""
     scale = widget.devicePixelRatioF() if scale is None else scale
     path = Path(path)
+    check_output(path, "PNG")  # before drawing, which can take long
     with export_mode(widget):
         image = render_image(widget, scale, title)
-    if not image.save(str(path), "PNG"):
-        raise PlanError(f"cannot write PNG {path}")
+    encoded = QByteArray()
+    device = QBuffer(encoded)
+    device.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(device, "PNG"):
+        raise PlanError(f"cannot write PNG {path}: the image could not be encoded")
+    device.close()
+    write_atomic(path, encoded.data(), "PNG")
     return path
 
 
 def render_svg(widget: QWidget, path, title: str | None = None) -> Path:
     """Write `widget` to `path` as SVG (vector shapes and text where the widget paints them),
-    under a line of `title` when one is given."""
+    under a line of `title` when one is given, through a temporary file renamed into place."""
     from PySide6.QtSvg import QSvgGenerator
 
     path = Path(path)
-    if not path.parent.is_dir():
-        raise PlanError(f"cannot write SVG {path}: no folder {path.parent}")
+    check_output(path, "SVG")
+    encoded = QByteArray()
+    device = QBuffer(encoded)
+    device.open(QIODevice.OpenModeFlag.WriteOnly)
     with export_mode(widget):
         top = title_height(widget) if title else 0
         size = QSize(widget.width(), widget.height() + top)
         generator = QSvgGenerator()
-        generator.setFileName(str(path))
+        generator.setOutputDevice(device)
         generator.setSize(size)
         generator.setViewBox(QRect(QPoint(), size))
         generator.setTitle(title or widget.windowTitle() or "Slabscope")
@@ -121,6 +131,8 @@ def render_svg(widget: QWidget, path, title: str | None = None) -> Path:
             QWidget.render(widget, painter, QPoint(0, top))
         finally:
             painter.end()
-    if not path.is_file() or path.stat().st_size == 0:
-        raise PlanError(f"cannot write SVG {path}")
+    device.close()
+    if encoded.isEmpty():
+        raise PlanError(f"cannot write SVG {path}: nothing was drawn")
+    write_atomic(path, encoded.data(), "SVG")
     return path
