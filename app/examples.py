@@ -1,4 +1,4 @@
-"""The example graphs that ship inside the `app` package, in `app/example_graphs/`.
+"""The example graphs that ship inside the `app` package, in `assets/example_graphs/`.
 
 They are package data, so a regular (non-editable) install has them too.
 """

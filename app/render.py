@@ -11,8 +11,8 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QPoint, QSize, Qt, qInstallMessageHandler
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
-from app.views.png_export import render_png, render_svg
-from planner import PlanError
+from slabscope.app.views.png_export import render_png, render_svg
+from slabscope.planner import PlanError
 
 VIEWS = ("slab", "map", "dag", "timeline", "window")
 LAYOUT_WAIT_S = 5.0  # the longest an export waits for item views to lay out their rows
@@ -23,20 +23,20 @@ DEFAULT_SIZES = {"slab": QSize(1200, 420), "map": QSize(1200, 700), "dag": QSize
 def build_view(session, view: str) -> QWidget:
     """A new widget of kind `view` over `session` (each view module is imported on demand)."""
     if view == "slab":
-        from app.views.slab_view import SlabView
+        from slabscope.app.views.slab_view import SlabView
         return SlabView(session)
     if view == "map":
-        from app.views.lifetime_view import LifetimeView
+        from slabscope.app.views.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
         # The DAG, or live bytes over time for a chain of time steps, as the window shows it.
-        from app.views.graph_panel import GraphPanel
+        from slabscope.app.views.graph_panel import GraphPanel
         return GraphPanel(session)
     if view == "timeline":
-        from app.views.timeline_view import TimelineView
+        from slabscope.app.views.timeline_view import TimelineView
         return TimelineView(session)
     if view == "window":
-        from app.window import MainWindow
+        from slabscope.app.window import MainWindow
         return MainWindow(session)
     raise PlanError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 

@@ -10,7 +10,7 @@ import json
 import math
 from pathlib import Path
 
-from planner import PlanError
+from slabscope.planner import PlanError
 
 from .binding import scratch_bytes
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "app" / "example_graphs"
+EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "example_graphs"
 RELU_UNFUSED = EXAMPLES / "relu_unfused.json"
 RELU_FUSED = EXAMPLES / "relu_fused.json"
 DIAMOND = EXAMPLES / "diamond.json"

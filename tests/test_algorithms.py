@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
-from planner import greedy, packing
+from slabscope import planner
+from slabscope.planner import greedy, packing
 from tests.examples import DIAMOND, RELU_UNFUSED
 from tests.test_lower_bound import small_graphs
 
@@ -169,7 +169,7 @@ def test_unknown_names_and_negative_budget_are_plan_errors():
 def test_cli_reports_bound_gap_model_and_algorithm(capsys):
     import json
 
-    from app.cli import main
+    from slabscope.app.cli import main
 
     assert main(["plan", str(DIAMOND), "--algorithm", "search", "--conflicts", "serial",
                  "--budget", "0.5", "--json"]) == 0

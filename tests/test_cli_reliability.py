@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import planner
-from app.cli import main
-from app.examples import EXAMPLES_DIR, default_example
-from app.state.session_file import SESSION_FORMAT, read_session
+from slabscope import planner
+from slabscope.app.cli import main
+from slabscope.app.examples import EXAMPLES_DIR, default_example
+from slabscope.app.state.session_file import SESSION_FORMAT, read_session
 from tests.examples import RELU_UNFUSED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def slabscope(*args, env=None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     """Run the command line in a fresh interpreter (as the installed script does)."""
-    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "slabscope.app.cli", *map(str, args)], cwd=ROOT,
                           stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
 
 
@@ -106,7 +106,7 @@ def _long_trace(tmp_path) -> Path:
 
 
 def test_a_closed_pipe_is_a_quiet_exit(tmp_path):
-    command = [sys.executable, "-m", "app.cli", "plan", str(_long_trace(tmp_path))]
+    command = [sys.executable, "-m", "slabscope.app.cli", "plan", str(_long_trace(tmp_path))]
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) \
             as process:
         process.stdout.readline()  # what `| head -1` reads
@@ -262,7 +262,7 @@ def test_dependencies_are_ranges_and_make_installs_exact_pins():
 def test_numba_cache_falls_back_to_a_temporary_folder(monkeypatch):
     import tempfile
 
-    import planner._numba as kernels
+    import slabscope.planner._numba as kernels
 
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(kernels, "_writable", lambda folder: False)
@@ -270,7 +270,7 @@ def test_numba_cache_falls_back_to_a_temporary_folder(monkeypatch):
     assert fallback is not None and Path(fallback).parent == Path(tempfile.gettempdir())
 
 
-KERNEL_CALL = ("import planner, numpy as np; from planner.packing import _interval_lists; "
+KERNEL_CALL = ("from slabscope import planner; import numpy as np; from slabscope.planner.packing import _interval_lists; "
                "print(planner.__file__); "
                "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0])")
 

@@ -6,7 +6,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
+from slabscope import planner
 
 
 @st.composite

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-import gpu
-import planner
-from gpu.binding import bind, build_steps, stage
-from gpu.execute_order import execute_order
-from gpu.generators import mlp, transformer
+from slabscope import gpu
+from slabscope import planner
+from slabscope.gpu.binding import bind, build_steps, stage
+from slabscope.gpu.execute_order import execute_order
+from slabscope.gpu.generators import mlp, transformer
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 pytestmark = pytest.mark.gpu

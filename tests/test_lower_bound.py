@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
+from slabscope import planner
 from tests.examples import DIAMOND, RELU_UNFUSED
 
 

@@ -9,10 +9,10 @@ import onnx
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from app.session import Session
-from app.views.buffer_emphasis import SELECTED
-from app.views.palette import HOVERED
-from app.window import MainWindow
+from slabscope.app.session import Session
+from slabscope.app.views.buffer_emphasis import SELECTED
+from slabscope.app.views.palette import HOVERED
+from slabscope.app.window import MainWindow
 from tests.examples import DIAMOND, RELU_UNFUSED
 from tests.test_window import settled
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
-from planner import minimalloc_csv
-from planner.bitset import members
-from planner.intervals import overlap_lists
+from slabscope import planner
+from slabscope.planner import minimalloc_csv
+from slabscope.planner.bitset import members
+from slabscope.planner.intervals import overlap_lists
 from tests.test_lower_bound import brute_force_clique
 from tests.test_core_properties import plain_precedes, plain_reaches
 
@@ -56,7 +56,7 @@ def test_dag_model_on_a_chain_is_intervals_and_matches_reachability(graph):
 
 
 def test_a_fork_is_not_a_chain():
-    graph = planner.load("app/example_graphs/diamond.json")
+    graph = planner.load("assets/example_graphs/diamond.json")
     assert planner.conflict_model(graph, "dag").intervals is None
     assert planner.conflict_model(graph, "serial").intervals is not None
 
@@ -208,7 +208,7 @@ def test_verify_over_interval_lists_finds_every_conflicting_overlap(graph, data)
 
 
 def test_both_models_implement_the_conflict_model_protocol():
-    graph = planner.load("app/example_graphs/diamond.json")
+    graph = planner.load("assets/example_graphs/diamond.json")
     for name in planner.CONFLICT_MODELS:
         model = planner.conflict_model(graph, name)
         assert isinstance(model, planner.ConflictModel) and model.name == name

@@ -10,10 +10,10 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtTest import QTest
 
-import planner
-from app.session import Session
-from app.state.planning_controller import PlanningController
-from app.window import MainWindow
+from slabscope import planner
+from slabscope.app.session import Session
+from slabscope.app.state.planning_controller import PlanningController
+from slabscope.app.window import MainWindow
 
 LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-import planner
-from planner import exact
-from planner.search import warm_up
+from slabscope import planner
+from slabscope.planner import exact
+from slabscope.planner.search import warm_up
 from tests.test_algorithms import interval_graphs
 from tests.test_lower_bound import small_graphs
 
@@ -77,7 +77,7 @@ def test_search_plans_verify_and_name_seed_work_and_proof(graph, conflicts):
 
 
 def _transformer():
-    from gpu.generators import transformer
+    from slabscope.gpu.generators import transformer
 
     return planner.graph_from_dict(transformer(256, 512, 8, layers=2))  # no quick optimum
 
@@ -153,7 +153,7 @@ def test_minimalloc_instances_reach_their_best_known_height(name, best_known):
 def test_small_dags_get_plans_proved_optimal_against_every_request_order(graph):
     import itertools
 
-    from planner.packing import Packer
+    from slabscope.planner.packing import Packer
 
     packer = Packer(graph, planner.conflict_model(graph, "dag"))
     # Some request order placed by first fit reaches the optimum (the optimum's, by offset).

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-import gpu
-import planner
-from app.state.run_worker import RunController, install_run_actions
-from app.session import Session
-from app.views.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
+from slabscope import gpu
+from slabscope import planner
+from slabscope.app.state.run_worker import RunController, install_run_actions
+from slabscope.app.session import Session
+from slabscope.app.views.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 DIAMOND_EXEC = EXAMPLES / "diamond_exec.json"
@@ -143,7 +143,7 @@ def test_timeline_names_the_clobbered_buffer(qtbot):
 def test_dense_rows_get_labels_that_never_overlap(qtbot, session):
     from PySide6.QtGui import QColor
 
-    from app.views.timeline_view import ROW_PIXELS, TimelineRow
+    from slabscope.app.views.timeline_view import ROW_PIXELS, TimelineRow
 
     view = TimelineView(session)
     qtbot.addWidget(view)

@@ -12,8 +12,8 @@ import os
 import sys
 import warnings
 
-from planner import CapacityError, PlanError
-from planner.input_limits import one_line
+from slabscope.planner import CapacityError, PlanError
+from slabscope.planner.input_limits import one_line
 
 # Subcommand name -> (module under app/cli/, one-line help).
 SUBCOMMANDS = {
@@ -47,7 +47,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, (module, help_text) in SUBCOMMANDS.items():
         parser_for = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            importlib.import_module(f"app.cli.{module}").add_arguments(parser_for)
+            importlib.import_module(f"slabscope.app.cli.{module}").add_arguments(parser_for)
     return parser
 
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and not argv[0].startswith("-")):
         argv = ["open", *argv]
     args = build_parser(argv[0]).parse_args(argv)
-    module = importlib.import_module(f"app.cli.{SUBCOMMANDS[args.command][0]}")
+    module = importlib.import_module(f"slabscope.app.cli.{SUBCOMMANDS[args.command][0]}")
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:

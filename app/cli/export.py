@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import planner
+from slabscope import planner
 
-from app.cli.options import add_planning_options, conflicts_for, search_options
-from app.cli.plan import split_order
-from app.render import VIEWS
+from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
+from slabscope.app.cli.plan import split_order
+from slabscope.app.render import VIEWS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +83,7 @@ def run(args) -> int:
     _check_size(args)
     _check_targets(args)
     if args.run:
-        from gpu.binding import check_executable
+        from slabscope.gpu.binding import check_executable
 
         check_executable(graph)  # before planning, which can take long on a large trace
 
@@ -94,8 +94,8 @@ def run(args) -> int:
     from PySide6.QtCore import QSize
     from PySide6.QtGui import QImageReader
 
-    from app.render import DEFAULT_SIZES, ensure_application, export_view
-    from app.session import Session
+    from slabscope.app.render import DEFAULT_SIZES, ensure_application, export_view
+    from slabscope.app.session import Session
 
     app = ensure_application()
     session = Session()
@@ -111,7 +111,7 @@ def run(args) -> int:
         session.plan = plan_here()
         session.sigPlanChanged.emit(None, session.plan)
     if args.run:
-        import gpu
+        from slabscope import gpu
 
         session.set_last_run(gpu.run(graph, repeats=args.repeats, algorithm=args.algorithm,
                                      conflicts=conflicts, request_order=order,

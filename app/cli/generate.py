@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     """Generate the graph and write it; bad sizes are a PlanError for the dispatcher."""
-    from gpu.generators import mlp, transformer, write_graph
+    from slabscope.gpu.generators import mlp, transformer, write_graph
 
     if args.kind == "mlp":
         data = mlp(args.layers, args.batch, args.width, fused=args.fused, dtype=args.dtype)

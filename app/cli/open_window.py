@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from app.examples import default_example
+from slabscope.app.examples import default_example
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,10 +24,10 @@ def run(args) -> int:
     """
     from PySide6.QtWidgets import QApplication
 
-    import planner
-    from app.session import Session
-    from app.state.session_file import read_session
-    from app.window import SESSION_SUFFIX, MainWindow
+    from slabscope import planner
+    from slabscope.app.session import Session
+    from slabscope.app.state.session_file import read_session
+    from slabscope.app.window import SESSION_SUFFIX, MainWindow
 
     path = args.file or default_example()
     # Read (not plan) the file before any window appears, so a bad one is one line on stderr.

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
-import planner
-from planner.input_limits import one_line
-from planner.minimalloc_csv import write_minimalloc_csv
-from planner.torch_snapshot import load_snapshot
+from slabscope import planner
+from slabscope.planner.input_limits import one_line
+from slabscope.planner.minimalloc_csv import write_minimalloc_csv
+from slabscope.planner.torch_snapshot import load_snapshot
 
-from app.cli.options import add_planning_options, conflicts_for, search_options
+from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
 
 # Past this many placements, `--json` prints without indentation.
 JSON_INDENT_LIMIT = 10_000

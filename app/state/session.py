@@ -23,13 +23,13 @@ from typing import Callable
 
 from psygnal import Signal
 
-import planner
-from planner.cancel import Cancelled
+from slabscope import planner
+from slabscope.planner.cancel import Cancelled
 
-from app.state.selection import Selection
-from app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
-from app.state.tasks import Executor, ImmediateExecutor, Task
-from app.state.undo import UndoCommand, UndoStack
+from slabscope.app.state.selection import Selection
+from slabscope.app.state.session_file import SESSION_FORMAT, SESSION_VERSION, read_session
+from slabscope.app.state.tasks import Executor, ImmediateExecutor, Task
+from slabscope.app.state.undo import UndoCommand, UndoStack
 
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer

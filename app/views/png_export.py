@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
-from planner import PlanError
+from slabscope.planner import PlanError
 
 MAX_PIXELS = 16384  # per side; larger images are slow and many viewers refuse them
 

@@ -49,7 +49,7 @@ class TimelineRow:
 
 
 def _seconds_text(seconds: float) -> str:
-    from gpu.report import seconds_text
+    from slabscope.gpu.report import seconds_text
 
     return seconds_text(seconds)
 
@@ -57,7 +57,7 @@ def _seconds_text(seconds: float) -> str:
 def timeline_rows(report) -> list[TimelineRow]:
     """The bars top to bottom: the phases end to end from 0, then the kernels of the first
     execute, end to end from where execute starts (each bar is one execute's time of it)."""
-    from gpu.report import rate_text
+    from slabscope.gpu.report import rate_text
 
     rows, clock, execute_start = [], 0.0, 0.0
     for phase in report.phases:
@@ -83,7 +83,7 @@ def timeline_rows(report) -> list[TimelineRow]:
 
 
 def _peak_line(report) -> str:
-    from gpu.report import rate_text
+    from slabscope.gpu.report import rate_text
 
     busiest = max((k for k in report.kernels if k.flops), key=lambda k: k.flops, default=None)
     if busiest is None:
