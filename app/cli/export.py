@@ -10,6 +10,7 @@ from slabscope import planner
 
 from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
 from slabscope.app.cli.plan import split_order
+from slabscope.app.qt_binding import require_sound_binding
 from slabscope.app.render import VIEWS
 
 
@@ -72,6 +73,7 @@ def _check_targets(args) -> None:
 def run(args) -> int:
     """Plan the file, draw the chosen view offscreen and write the PNG and/or SVG; errors raise
     PlanError."""
+    require_sound_binding()
     if args.png is None and args.svg is None:
         raise planner.PlanError("give --png OUT, --svg OUT or both")
     if args.view == "timeline" and not args.run:

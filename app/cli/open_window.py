@@ -25,10 +25,12 @@ def run(args) -> int:
     from PySide6.QtWidgets import QApplication
 
     from slabscope import planner
+    from slabscope.app.qt_binding import require_sound_binding
     from slabscope.app.session import Session
     from slabscope.app.state.session_file import read_session
     from slabscope.app.window import SESSION_SUFFIX, MainWindow
 
+    require_sound_binding()
     path = args.file or default_example()
     # Read (not plan) the file before any window appears, so a bad one is one line on stderr.
     if path.suffix == SESSION_SUFFIX:
