@@ -97,10 +97,9 @@ def test_in_place_node_runs_under_the_guard(cupy_backend):
 
 
 def test_serial_hazard_is_caught_on_the_device(cupy_backend):
-    from tests.test_runner import serial_plan
 
     graph = planner.load(EXAMPLES / "diamond_exec.json")
-    report = gpu.run(graph, backend="cupy", repeats=1, plan=serial_plan(graph),
+    report = gpu.run(graph, backend="cupy", repeats=1, plan=planner.plan(graph, conflicts="serial"),
                      execute_order_names=["a", "c", "b", "d", "e"])
     assert [c.buffer for c in report.verification.clobbered] == ["q"]
 

@@ -17,8 +17,7 @@ from slabscope import planner
 from slabscope.planner import minimalloc_csv
 from slabscope.planner.bitset import members
 from slabscope.planner.intervals import overlap_lists
-from tests.test_lower_bound import brute_force_clique
-from tests.test_core_properties import plain_precedes, plain_reaches
+from tests.oracles import brute_force_clique, plain_precedes, plain_reaches
 
 
 @st.composite

@@ -131,9 +131,8 @@ def test_timeline_names_the_clobbered_buffer(qtbot):
     view = TimelineView(s)
     qtbot.addWidget(view)
     graph = s.graph
-    from tests.test_runner import serial_plan
 
-    report = gpu.run(graph, backend="numpy", repeats=1, plan=serial_plan(graph),
+    report = gpu.run(graph, backend="numpy", repeats=1, plan=planner.plan(graph, conflicts="serial"),
                      execute_order_names=["a", "c", "b", "d", "e"], measure_memory=False)
     s.set_last_run(report)
     text = view.verdict.text()

@@ -17,15 +17,10 @@ from slabscope.app.views.inspector import COLUMNS
 from slabscope.app.session import Session
 from slabscope.app.window import MainWindow
 from tests.examples import DIAMOND, RELU_UNFUSED
+from tests.qt_waits import settled
 
 SPEC_OFFSETS = {"x": 0, "w": 65536, "b": 131072, "workspace": 131328, "t0": 1179904,
                 "t1": 0, "y": 16384}
-
-
-def settled(qtbot, window, timeout: int = 10000) -> None:
-    """Wait until the window's background work is done (the plan, or its error, has arrived)."""
-    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running,
-                    timeout=timeout)
 
 
 @pytest.fixture
