@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, Q
                                QMessageBox, QVBoxLayout, QWidget)
 
 from slabscope import planner
+from slabscope.app.icon import application_icon
 from slabscope.app.state import run_worker
 from slabscope.app.state.planning_controller import PlanningController
 from slabscope.app.views.busy_overlay import BusyOverlay
@@ -60,6 +61,7 @@ class MainWindow(QMainWindow):
         self.last_error: str | None = None
         self.error_box: QMessageBox | None = None
         self.resize(1440, 900)
+        self.setWindowIcon(application_icon())
         self.setAcceptDrops(True)
 
         self.dag_view = DagView(session)

@@ -25,6 +25,7 @@ def run(args) -> int:
     from PySide6.QtWidgets import QApplication
 
     from slabscope import planner
+    from slabscope.app.icon import application_icon
     from slabscope.app.qt_binding import require_sound_binding
     from slabscope.app.session import Session
     from slabscope.app.state.session_file import read_session
@@ -44,6 +45,8 @@ def run(args) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName("Slabscope")
     app.setApplicationName("Slabscope")
+    app.setDesktopFileName("slabscope")  # matches assets/slabscope.desktop on Wayland
+    app.setWindowIcon(application_icon())
     session = Session()
     window = MainWindow(session)
     session.set_graph(graph, graph_path, **settings)  # plans in the background
