@@ -243,7 +243,7 @@ def test_the_examples_are_package_data_of_the_assets():
     assert default_example().is_file()
     assert examples_dir().parent == Path(str(files("slabscope.assets")))
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "example_graphs/*.json" in config["tool"]["setuptools"]["package-data"]["slabscope.assets"]
+    assert config["tool"]["setuptools"]["package-data"]["slabscope.assets.example_graphs"] == ["*.json"]
 
 
 def test_dependencies_are_ranges_and_make_installs_exact_pins():
