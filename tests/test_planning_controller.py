@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
 from slabscope import planner
@@ -96,21 +96,18 @@ def test_undo_and_redo_put_the_earlier_plans_back_at_once(qtbot, background):
 
 def test_the_event_loop_keeps_running_during_a_search(qtbot, background):
     session, controller, _ = background
-    ticks, longest = QElapsedTimer(), [0]
+    ticks = [0]
     timer = QTimer()
     timer.setInterval(5)
-
-    def tick():
-        longest[0] = max(longest[0], ticks.restart())
-
-    timer.timeout.connect(tick)
-    ticks.start()
+    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
     timer.start()
     session.budget = 1.0
     session.set_algorithm("search")
     qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
     timer.stop()
-    assert longest[0] < 500  # ms; the bench measures it properly, on a quiet machine
+    # A search on this thread would let the timer fire once, after it; the loop served it
+    # throughout. (How long the loop stalls is bench/app_speed.py's to measure, not a test's.)
+    assert ticks[0] >= 20
 
 
 def test_the_window_says_what_runs_marks_busy_panels_and_escape_stops_it(qtbot, trace,
