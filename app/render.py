@@ -12,10 +12,10 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QPoint, QSettings, QSize, Qt, qInstallMessageHandler
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
-from app.views.dag_groups import GROUP_LIMIT, folded_graph
-from app.views.export_title import export_title
-from app.views.png_export import render_png, render_svg, title_height
-from planner import PlanError
+from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph
+from slabscope.app.views.export_title import export_title
+from slabscope.app.views.png_export import render_png, render_svg, title_height
+from slabscope.planner import PlanError
 
 VIEWS = ("slab", "map", "dag", "timeline", "window")
 LAYOUT_WAIT_S = 5.0  # the longest an export waits for item views to lay out their rows
@@ -27,21 +27,21 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
     """A new widget of kind `view` over `session` (each view module is imported on demand); a
     window keeps its layout and recent files in `settings` (default: the user's)."""
     if view == "slab":
-        from app.views.slab_view import SlabView
+        from slabscope.app.views.slab_view import SlabView
         return SlabView(session)
     if view == "map":
-        from app.views.lifetime_view import LifetimeView
+        from slabscope.app.views.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
         # The DAG, or live bytes over time for a chain of time steps, as the window shows it;
         # a large DAG as its structure, folded into groups, since every node would be a sliver.
-        from app.views.graph_panel import GraphPanel
-        from app.views.live_bytes_view import graph_is_time_chain
+        from slabscope.app.views.graph_panel import GraphPanel
+        from slabscope.app.views.live_bytes_view import graph_is_time_chain
 
         graph = session.graph
         if graph is not None and len(graph.nodes) > GROUP_LIMIT and not graph_is_time_chain(graph):
-            from app.session import Session
-            from app.views.dag_view import DagView
+            from slabscope.app.session import Session
+            from slabscope.app.views.dag_view import DagView
 
             folded = Session()
             folded.graph = folded_graph(graph)  # drawn only: never planned
@@ -50,10 +50,10 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
             return view_widget
         return GraphPanel(session)
     if view == "timeline":
-        from app.views.timeline_view import TimelineView
+        from slabscope.app.views.timeline_view import TimelineView
         return TimelineView(session)
     if view == "window":
-        from app.window import MainWindow
+        from slabscope.app.window import MainWindow
         return MainWindow(session, settings)
     raise PlanError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 

@@ -3,6 +3,6 @@
 The state itself lives in `app/state/`; scripts, tests and benchmarks import it from here.
 """
 
-from app.state.session import Session
+from slabscope.app.state.session import Session
 
 __all__ = ["Session"]

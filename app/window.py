@@ -17,29 +17,29 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
                                QMessageBox, QVBoxLayout, QWidget)
 
-import planner
-from planner.atomic_write import check_outputs
-from planner.input_limits import one_line
-from app.state import run_worker
-from app.state.planning_controller import PlanningController
-from app.views.busy_overlay import BusyOverlay
-from app.views.export_title import export_title
-from app.views.png_export import render_png, render_svg
-from app.views.window_export import enter_window_export, leave_window_export
-from app.views.dag_view import DagView
-from app.views.find_dialog import FindDialog
-from app.views.graph_panel import GraphPanel
-from app.views.node_panel import NodePanel
-from app.views.notes_bar import NotesBar
-from app.views.shortcuts_dialog import ShortcutsDialog
-from app.views.inspector import Inspector
-from app.views.lifetime_view import LifetimeView
-from app.views.byte_axis import format_bytes
-from app.views.request_list import RequestList
-from app.views.allocator_panel import AllocatorPanel
-from app.views.schedule_controls import ScheduleControls
-from app.views.slab_view import SlabView
-from app.views.timeline_view import TimelineView, run_unavailable_text
+from slabscope import planner
+from slabscope.planner.atomic_write import check_outputs
+from slabscope.planner.input_limits import one_line
+from slabscope.app.state import run_worker
+from slabscope.app.state.planning_controller import PlanningController
+from slabscope.app.views.busy_overlay import BusyOverlay
+from slabscope.app.views.export_title import export_title
+from slabscope.app.views.png_export import render_png, render_svg
+from slabscope.app.views.window_export import enter_window_export, leave_window_export
+from slabscope.app.views.dag_view import DagView
+from slabscope.app.views.find_dialog import FindDialog
+from slabscope.app.views.graph_panel import GraphPanel
+from slabscope.app.views.node_panel import NodePanel
+from slabscope.app.views.notes_bar import NotesBar
+from slabscope.app.views.shortcuts_dialog import ShortcutsDialog
+from slabscope.app.views.inspector import Inspector
+from slabscope.app.views.lifetime_view import LifetimeView
+from slabscope.app.views.byte_axis import format_bytes
+from slabscope.app.views.request_list import RequestList
+from slabscope.app.views.allocator_panel import AllocatorPanel
+from slabscope.app.views.schedule_controls import ScheduleControls
+from slabscope.app.views.slab_view import SlabView
+from slabscope.app.views.timeline_view import TimelineView, run_unavailable_text
 
 SESSION_SUFFIX = ".slabscope"
 GRAPH_FILTER = "Graphs (*.json *.onnx *.pt2 *.csv *.pickle);;All files (*)"
@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         self.error_box: QMessageBox | None = None
         self.outside_box: QMessageBox | None = None  # asks about a session's outside graph
         self.resize(1440, 900)
+        self.setWindowIcon(application_icon())
         self.setAcceptDrops(True)
 
         self.dag_view = DagView(session)
@@ -544,7 +545,7 @@ class MainWindow(QMainWindow):
         if self.session.graph is None:
             reason = "Open a graph first."
         else:
-            from gpu.binding import check_executable
+            from slabscope.gpu.binding import check_executable
 
             try:
                 check_executable(self.session.graph)

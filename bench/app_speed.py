@@ -146,8 +146,8 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from app.session import Session
-    from app.window import MainWindow
+    from slabscope.app.session import Session
+    from slabscope.app.window import MainWindow
 
     window = MainWindow(Session())
     window.show()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-import planner
+from slabscope import planner
 
 SIZES = (4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import planner  # noqa: E402
+from slabscope import planner  # noqa: E402
 from bench.layered import layered_graph_data  # noqa: E402
 
 

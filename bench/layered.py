@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-import planner
+from slabscope import planner
 
 
 def layered_graph_data(nodes: int, buffers: int, branches: int = 8, seed: int = 0) -> dict:

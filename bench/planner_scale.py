@@ -60,12 +60,12 @@ def write_graph(kind: str, size: int, folder: Path) -> Path:
 
 
 def run_plan(tree: Path, path: Path, extra: list[str], timeout: float, memory_cap: int):
-    """(seconds, peak RSS in bytes, outcome) of `python -m app.cli plan path --json` in `tree`."""
+    """(seconds, peak RSS in bytes, outcome) of `python -m slabscope.app.cli plan path --json` in `tree`."""
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
 
     began = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "app.cli", "plan", str(path), "--json", *extra],
+    child = subprocess.Popen([sys.executable, "-m", "slabscope.app.cli", "plan", str(path), "--json", *extra],
                              cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              preexec_fn=limit, env={**os.environ, "PYTHONPATH": str(tree)})
     deadline = began + timeout

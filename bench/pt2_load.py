@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import planner  # noqa: E402
+from slabscope import planner  # noqa: E402
 
 
 class Block(nn.Module):
@@ -112,7 +112,7 @@ def main() -> None:
     print(f"\n{path.name}: {path.stat().st_size / 1e6:.1f} MB archive, model JSON "
           f"{json_bytes / 1e6:.1f} MB, {graph_nodes:,} call nodes in ep.graph")
     print(f"{'reader':<30} {'wall s':>7} {'CPU s':>7}  {'nodes':>7}  {'buffers':>7}")
-    print(f"{'planner.load (zip + JSON)':<30} {ours:>7.2f} {ours_cpu:>7.2f}  "
+    print(f"{'slabscope.planner.load (zip + JSON)':<30} {ours:>7.2f} {ours_cpu:>7.2f}  "
           f"{len(graph.nodes):>7,}  {len(graph.buffers):>7,}")
     print(f"{'torch.export.load (baseline)':<30} {theirs:>7.2f} {theirs_cpu:>7.2f}  "
           f"{graph_nodes:>7,}  {'-':>7}")

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-import planner  # noqa: E402
-from planner.reachability import topological_order  # noqa: E402
-from planner.search import warm_up  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.planner.reachability import topological_order  # noqa: E402
+from slabscope.planner.search import warm_up  # noqa: E402
 
 DEFAULT_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
@@ -104,9 +104,9 @@ def onnx_instances() -> list[Instance]:
 def hard_instances() -> list[Instance]:
     """Light ONNX models with constants kept as buffers and generated transformers and MLPs,
     each in its own request order and shuffled."""
-    from planner.onnx_import import load_onnx
+    from slabscope.planner.onnx_import import load_onnx
 
-    from gpu import generators
+    from slabscope.gpu import generators
 
     loaders = [(f"onnx+constants/{p.stem.removeprefix('light_')}",
                 _quietly(lambda p=p: load_onnx(p, keep_constants=True)[0]))

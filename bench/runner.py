@@ -15,12 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import gpu  # noqa: E402
-import planner  # noqa: E402
-from gpu.generators import mlp, transformer  # noqa: E402
-from gpu.report import seconds_text  # noqa: E402
+from slabscope import gpu  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.gpu.generators import mlp, transformer  # noqa: E402
+from slabscope.gpu.report import seconds_text  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "app" / "example_graphs"
+EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "example_graphs"
 
 
 def cases(quick: bool):

@@ -27,7 +27,7 @@ HANG_S = 10  # a command still running after this long counts as hung
 
 
 def _setup(folder: Path) -> None:
-    shutil.copy(ROOT / "app" / "example_graphs" / "relu_unfused.json", folder / "g.json")
+    shutil.copy(ROOT / "assets" / "example_graphs" / "relu_unfused.json", folder / "g.json")
     (folder / "t.csv").write_text(TRACE)
     (folder / "link.csv").symlink_to("t.csv")
     os.mkfifo(folder / "fifo")
@@ -72,7 +72,7 @@ def _run(tree: Path, folder: Path, argv: list[str]) -> tuple[int | str, str, str
     env = {**os.environ, "PYTHONPATH": str(tree), "QT_QPA_PLATFORM": "offscreen"}
     started = time.monotonic()
     try:
-        result = subprocess.run([sys.executable, "-m", "app.cli", *argv], cwd=folder, env=env,
+        result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", *argv], cwd=folder, env=env,
                                 capture_output=True, text=True, timeout=HANG_S)
     except subprocess.TimeoutExpired:
         return "hang", "", "", time.monotonic() - started

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import planner  # noqa: E402
+from slabscope import planner  # noqa: E402
 from bench.branchy import branchy_graph  # noqa: E402
 
 MB = 1e6
@@ -44,7 +44,7 @@ def onnx_graphs() -> list[tuple[str, callable]]:
 
 
 def transformer_graphs() -> list[tuple[str, callable]]:
-    from gpu.generators import transformer
+    from slabscope.gpu.generators import transformer
 
     shapes = [(128, 256, 4, 4), (256, 512, 8, 12)]
     return [(f"transformer s{s} w{w} x{layers}",

@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import planner  # noqa: E402
-from planner.torch_snapshot import load_snapshot  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.planner.torch_snapshot import load_snapshot  # noqa: E402
 
 DEFAULT_SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "snapshots"
 
@@ -177,8 +177,9 @@ def synthetic_snapshot(events: int, seed: int = 0) -> dict:
 LOADER = """
 import io, sys, time, tracemalloc
 from pathlib import Path
-import planner.torch_snapshot
-from planner.torch_snapshot import BuiltinsOnlyUnpickler
+from slabscope import planner
+import slabscope.planner.torch_snapshot
+from slabscope.planner.torch_snapshot import BuiltinsOnlyUnpickler
 
 def streamed(path):
     return planner.torch_snapshot.read_snapshot(path)

@@ -36,19 +36,19 @@ def _panel_figures(kind: str, path: Path) -> dict:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from app.session import Session
+    from slabscope.app.session import Session
 
     session = Session()
     session.open(path)
     app.processEvents()
     if kind == "dag":
-        from app.views.dag_view import DagView as View
+        from slabscope.app.views.dag_view import DagView as View
         size = (1000, 900)
     elif kind == "slab":
-        from app.views.slab_view import SlabView as View
+        from slabscope.app.views.slab_view import SlabView as View
         size = (1200, 420)
     else:
-        from app.views.lifetime_view import LifetimeView as View
+        from slabscope.app.views.lifetime_view import LifetimeView as View
         size = (1200, 700)
     start = time.perf_counter()
     view = View(session)
@@ -89,7 +89,7 @@ def _export_seconds(tree: Path, view: str) -> float | None:
     """Wall time of `slabscope export Y_1 --view VIEW` run in `tree` (None when it fails)."""
     out = Path("/tmp") / f"views_speed_{os.getpid()}_{view}.png"
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "app.cli", "export", str(Y_1), "--view", view,
+    result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", "export", str(Y_1), "--view", view,
                              "--png", str(out)], cwd=tree, env=_env(tree), capture_output=True,
                             text=True, timeout=600)
     out.unlink(missing_ok=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner import PlanError
+from slabscope.planner import PlanError
 
 BACKEND_NAMES = ("auto", "cupy", "numpy")
 

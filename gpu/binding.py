@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from planner import Graph, Node, Plan, PlanError
+from slabscope.planner import Graph, Node, Plan, PlanError
 
 from .backends import COMPUTE_DTYPES
 from .ops import OPS, OpSpec, check_attributes, op_spec

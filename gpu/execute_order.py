@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 
-from planner import Graph, PlanError
+from slabscope.planner import Graph, PlanError
 
 
 def execute_order(graph: Graph, names=None) -> tuple[int, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from planner import PlanError
+from slabscope.planner import PlanError
 
 from .binding import scratch_bytes
 
@@ -189,6 +189,6 @@ def transformer(seq: int, width: int, heads: int, ffn: int | None = None, layers
 
 def write_graph(data: dict, path) -> None:
     """Write graph-file data as JSON to `path` (through a temporary file renamed into place)."""
-    from planner.atomic_write import write_atomic
+    from slabscope.planner.atomic_write import write_atomic
 
     write_atomic(path, json.dumps(data, indent=1) + "\n", "output")

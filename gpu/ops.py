@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from planner import PlanError
+from slabscope.planner import PlanError
 
 Shape = tuple[int, ...]
 

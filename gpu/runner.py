@@ -13,8 +13,8 @@ import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
-import planner
-from planner import Graph, Plan, PlanError
+from slabscope import planner
+from slabscope.planner import Graph, Plan, PlanError
 
 from .backends import SlabAllocationError, memory_pool_bytes, select_backend
 from .binding import bind, build_steps, check_executable, stage

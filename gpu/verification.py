@@ -6,8 +6,8 @@ import time
 
 import numpy as np
 
-import planner
-from planner import Graph, Plan
+from slabscope import planner
+from slabscope.planner import Graph, Plan
 
 from .binding import Staging, bind, build_steps
 from .execute_order import execute_order

@@ -2,7 +2,7 @@
 CPU and reads the program back the way `planner.load` reads a `.pt2` file.
 
 Needs torch (`pip install 'slabscope[torch]'`), imported on first use. From a shell,
-`python -m planner.torch_trace package.module:Model --input-shape 2,128:int64 -o model.pt2` writes
+`python -m slabscope.planner.torch_trace package.module:Model --input-shape 2,128:int64 -o model.pt2` writes
 the archive the window opens.
 """
 
@@ -84,10 +84,10 @@ def _model(reference: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m planner.torch_trace module:Class --input-shape 2,8 [-o model.pt2]`: export the
+    """`python -m slabscope.planner.torch_trace module:Class --input-shape 2,8 [-o model.pt2]`: export the
     model on the CPU and save the archive; 0 on success, 2 on bad input (one line on stderr)."""
     parser = argparse.ArgumentParser(
-        prog="python -m planner.torch_trace",
+        prog="python -m slabscope.planner.torch_trace",
         description="Export a PyTorch model with torch.export on the CPU and save the .pt2 "
                     "archive that `slabscope` opens.")
     parser.add_argument("model", help="module:Class (or module:factory), called with no arguments")

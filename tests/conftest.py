@@ -61,3 +61,13 @@ def no_dangling_qt_work(monkeypatch):
         timer.stop()
     assert not running, f"test left {len(running)} QThread(s) running: {running}"
     assert not active, f"test left {len(active)} QTimer(s) active: {active}"
+
+
+def pytest_sessionstart(session):
+    """Stop at once, in one line, on a Qt binding known to abort the interpreter (exit 134 in
+    the middle of the suite otherwise)."""
+    from slabscope.app.qt_binding import binding_problem
+
+    problem = binding_problem()
+    if problem is not None:
+        pytest.exit(f"slabscope: {problem}", returncode=2)

@@ -8,26 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
-from planner import greedy, packing
+from slabscope import planner
+from slabscope.planner import greedy, packing
 from tests.examples import DIAMOND, RELU_UNFUSED
-from tests.test_lower_bound import small_graphs
-
-
-@st.composite
-def interval_graphs(draw, max_buffers=14):
-    """A chain of steps with buffers live over random [first, last] ranges (a serial trace)."""
-    steps = draw(st.integers(1, 8))
-    names = [f"s{i}" for i in range(steps)]
-    buffers = []
-    for b in range(draw(st.integers(1, max_buffers))):
-        first = draw(st.integers(0, steps - 1))
-        last = draw(st.integers(first, steps - 1))
-        buffers.append({"name": f"b{b}", "bytes": draw(st.integers(1, 64)),
-                        "uses": list(dict.fromkeys([names[first], names[last]]))})
-    return planner.graph_from_dict({"alignment": 1, "nodes": names,
-                                    "edges": [[a, b] for a, b in zip(names, names[1:])],
-                                    "buffers": buffers, "schedule": names})
+from tests.strategies import interval_graphs, small_graphs
 
 
 @pytest.mark.parametrize("conflicts", ["dag", "serial"])
@@ -169,7 +153,7 @@ def test_unknown_names_and_negative_budget_are_plan_errors():
 def test_cli_reports_bound_gap_model_and_algorithm(capsys):
     import json
 
-    from app.cli import main
+    from slabscope.app.cli import main
 
     assert main(["plan", str(DIAMOND), "--algorithm", "search", "--conflicts", "serial",
                  "--budget", "0.5", "--json"]) == 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.session import Session
-from app.views.allocator_panel import (AllocatorPanel, graph_allocator_expandable,
+from slabscope.app.session import Session
+from slabscope.app.views.allocator_panel import (AllocatorPanel, graph_allocator_expandable,
                                        graph_allocator_replay)
-from app.window import MainWindow
+from slabscope.app.window import MainWindow
 from tests.examples import RELU_UNFUSED
 from tests.snapshot_builder import TINY_SNAPSHOT
 
@@ -57,7 +57,7 @@ def test_expandable_what_if(window):
 
 
 def test_snapshot_rows_carry_stacks(qtbot):
-    import planner
+    from slabscope import planner
 
     session = Session()
     panel = AllocatorPanel(session)

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-import planner
-from app.cli import main
-from planner.allocator_replay import replay_graph, replay_snapshot
-from planner.caching_allocator import (AllocatorOutOfMemory, AllocatorSettings, CachingAllocator,
+from slabscope import planner
+from slabscope.app.cli import main
+from slabscope.planner.allocator_replay import replay_graph, replay_snapshot
+from slabscope.planner.caching_allocator import (AllocatorOutOfMemory, AllocatorSettings, CachingAllocator,
                                        allocation_size, round_size)
 from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder
 
 MiB = 1 << 20
 SHARED_SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "snapshots"
-EXAMPLES = Path(__file__).resolve().parents[1] / "app" / "example_graphs"
+EXAMPLES = Path(__file__).resolve().parents[1] / "assets" / "example_graphs"
 
 
 def sizes_made(model: CachingAllocator) -> list[int]:

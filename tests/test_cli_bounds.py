@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import planner
-from app.cli import main
+from slabscope import planner
+from slabscope.app.cli import main
 from tests.examples import RELU_UNFUSED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,7 +70,7 @@ def test_picture_sizes_are_bounded_before_any_work(tmp_path, capsys, extra, mess
 
 def test_a_tiny_scale_is_one_line_without_qt_noise(tmp_path):
     out = tmp_path / "x.png"
-    result = subprocess.run([sys.executable, "-m", "app.cli", "export", str(RELU_UNFUSED),
+    result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", "export", str(RELU_UNFUSED),
                              "--png", str(out), "--scale", "1e-9"], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
@@ -103,8 +103,8 @@ def test_the_offset_column_is_said_to_be_ignored(tmp_path, capsys):
 
 
 def test_a_window_export_never_builds_the_closure(qapp, tmp_path):
-    from app.render import export_view
-    from app.session import Session
+    from slabscope.app.render import export_view
+    from slabscope.app.session import Session
 
     n = 3_000
     nodes = [{"name": f"n{i}", "inputs": [f"b{i - 1}"] if i else [], "outputs": [f"b{i}"]}
@@ -126,7 +126,7 @@ def test_timeout_ends_with_exit_3_saying_how_far_it_got(tmp_path):
     trace = _random_trace(tmp_path / "r.csv")
     out = tmp_path / "plan.csv"
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "app.cli", "plan", str(trace), "--algorithm",
+    result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", "plan", str(trace), "--algorithm",
                              "search", "--conflicts", "dag", "--budget", "60", "--timeout", "2.5",
                              "--csv", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -149,7 +149,7 @@ def test_long_work_shows_progress_on_a_terminal(tmp_path):
 
     trace = _random_trace(tmp_path / "r.csv")
     master, slave = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "app.cli", "plan", str(trace),
+    process = subprocess.Popen([sys.executable, "-m", "slabscope.app.cli", "plan", str(trace),
                                 "--algorithm", "search", "--conflicts", "dag", "--budget",
                                 "2.6"], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=slave)
@@ -188,7 +188,7 @@ def test_a_long_onnx_vector_is_not_data_propagated(tmp_path, length):
     def capped():  # a regression fails here instead of exhausting the machine
         resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
 
-    result = subprocess.run([sys.executable, "-m", "app.cli", "plan", str(path)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", "plan", str(path)], cwd=ROOT,
                             capture_output=True, text=True, timeout=120, preexec_fn=capped)
     if length > 2**60:  # past 64 bits: one line naming the file and the tensor
         assert result.returncode == 2

@@ -4,8 +4,9 @@ import json
 import subprocess
 import sys
 
-import planner.minimalloc_csv
-from app.cli import main
+from slabscope import planner
+import slabscope.planner.minimalloc_csv
+from slabscope.app.cli import main
 from tests.examples import LUMINAL_JOIN, RELU_UNFUSED
 
 
@@ -45,7 +46,7 @@ def test_bad_file_exits_2_with_message_on_stderr(tmp_path, capsys):
 def test_installed_command_reports_without_traceback(tmp_path):
     bad = tmp_path / "cycle.json"
     bad.write_text('{"nodes": ["a", "b"], "edges": [["a", "b"], ["b", "a"]], "buffers": []}')
-    result = subprocess.run([sys.executable, "-m", "app.cli", "plan", str(bad)],
+    result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", "plan", str(bad)],
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr.strip() == f"slabscope: {bad}: graph has a cycle: a -> b -> a"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import planner
-from app.cli import main
-from app.examples import EXAMPLES_DIR, default_example
-from app.state.session_file import SESSION_FORMAT, read_session
+from slabscope import planner
+from slabscope.app.cli import main
+from slabscope.app.examples import default_example, examples_dir
+from slabscope.app.state.session_file import SESSION_FORMAT, read_session
 from tests.examples import RELU_UNFUSED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def slabscope(*args, env=None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     """Run the command line in a fresh interpreter (as the installed script does)."""
-    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "slabscope.app.cli", *map(str, args)], cwd=ROOT,
                           stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
 
 
@@ -106,7 +106,7 @@ def _long_trace(tmp_path) -> Path:
 
 
 def test_a_closed_pipe_is_a_quiet_exit(tmp_path):
-    command = [sys.executable, "-m", "app.cli", "plan", str(_long_trace(tmp_path))]
+    command = [sys.executable, "-m", "slabscope.app.cli", "plan", str(_long_trace(tmp_path))]
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) \
             as process:
         process.stdout.readline()  # what `| head -1` reads
@@ -241,11 +241,13 @@ def test_no_display_is_exit_2_not_an_abort(tmp_path):
 
 # --- packaging ----------------------------------------------------------------------------------
 
-def test_the_examples_are_package_data_of_the_app():
+def test_the_examples_are_package_data_of_the_assets():
+    from importlib.resources import files
+
     assert default_example().is_file()
-    assert EXAMPLES_DIR.parent == Path(sys.modules["app"].__file__).resolve().parent
+    assert examples_dir().parent == Path(str(files("slabscope.assets")))
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "example_graphs/*.json" in config["tool"]["setuptools"]["package-data"]["app"]
+    assert config["tool"]["setuptools"]["package-data"]["slabscope.assets.example_graphs"] == ["*.json"]
 
 
 def test_dependencies_are_ranges_and_make_installs_exact_pins():
@@ -263,53 +265,72 @@ def test_dependencies_are_ranges_and_make_installs_exact_pins():
     assert "pip install -q -e" not in makefile
 
 
-def test_numba_cache_falls_back_to_a_temporary_folder(monkeypatch):
+def test_the_command_points_numba_at_a_temporary_folder_when_nothing_is_writable(monkeypatch):
     import tempfile
 
-    import planner._numba as kernels
+    from slabscope.app.cli import numba_cache
 
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.setattr(kernels, "_writable", lambda folder: False)
-    fallback = kernels._fallback_cache_dir()
-    assert fallback is not None and Path(fallback).parent == Path(tempfile.gettempdir())
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "")  # unset for numba; restored after the test
+    monkeypatch.setattr(numba_cache, "_writable", lambda folder: False)
+    numba_cache.configure_numba_cache()
+    assert Path(os.environ["NUMBA_CACHE_DIR"]).parent == Path(tempfile.gettempdir())
 
 
-KERNEL_CALL = ("import planner, numpy as np; from planner.packing import _interval_lists; "
-               "print(planner.__file__); "
-               "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0])")
+# A library user's process: the planner compiles its kernels and leaves the environment alone.
+LIBRARY_CALL = ("import os, numpy as np; before = dict(os.environ); from slabscope import planner; "
+                "from slabscope.planner.packing import _interval_lists; "
+                "print(planner.__file__); "
+                "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0]); "
+                "print('environment unchanged' if dict(os.environ) == before else 'changed')")
+# The command's process: `slabscope plan`, then the same kernel, cached in a temporary folder.
+COMMAND_CALL = ("import sys, numpy as np; from slabscope.app.cli import main; "
+                "main(['plan', sys.argv[1]]); "
+                "from slabscope.planner.packing import _interval_lists; "
+                "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0])")
 
 
 def test_kernels_compile_with_an_unwritable_tree_and_home(tmp_path):
     """A copy of the package in a read-only folder, and a read-only $HOME: by permissions for
     an ordinary user, by read-only bind mounts for root (whom permissions do not bind)."""
     tree, home, scratch = tmp_path / "tree", tmp_path / "home", tmp_path / "tmp"
-    shutil.copytree(ROOT / "planner", tree / "planner",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    package = tree / "slabscope"
+    for source, target in ((ROOT / "slabscope", package), (ROOT / "planner", package / "planner"),
+                           (ROOT / "app", package / "app")):
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
     home.mkdir()
     scratch.mkdir()
     env = {**os.environ, "HOME": str(home), "TMPDIR": str(scratch)}
     env.pop("NUMBA_CACHE_DIR", None)
     env.pop("XDG_CACHE_HOME", None)
-    command = [sys.executable, "-c", KERNEL_CALL]
     as_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    if as_root:
-        if not shutil.which("unshare"):
-            pytest.skip("root needs unshare for read-only mounts")
-        mounts = " && ".join(f"mount --bind {f} {f} && mount -o remount,bind,ro {f}"
-                             for f in (tree, home))
-        command = ["unshare", "-m", "sh", "-c",
-                   f'{mounts} && exec "$0" "$@"', *command]
-    else:
-        for folder in (tree / "planner", tree, home):
+    if as_root and not shutil.which("unshare"):
+        pytest.skip("root needs unshare for read-only mounts")
+    read_only = (package / "planner", package / "app", package, tree, home)
+
+    def python(*args):
+        command = [sys.executable, *args]
+        if as_root:
+            mounts = " && ".join(f"mount --bind {f} {f} && mount -o remount,bind,ro {f}"
+                                 for f in (tree, home))
+            command = ["unshare", "-m", "sh", "-c", f'{mounts} && exec "$0" "$@"', *command]
+        return subprocess.run(command, cwd=tree, capture_output=True, text=True, env=env,
+                              timeout=300)
+
+    if not as_root:
+        for folder in read_only:
             folder.chmod(0o555)
     try:
-        result = subprocess.run(command, cwd=tree, capture_output=True, text=True, env=env,
-                                timeout=300)
+        library = python("-c", LIBRARY_CALL)
+        if as_root and library.returncode != 0 and "Traceback" not in library.stderr:
+            pytest.skip(f"no mount namespace here: {library.stderr.strip()[:80]}")
+        assert library.returncode == 0, library.stderr
+        assert str(tree) in library.stdout and "[0 2 4 6]" in library.stdout
+        assert "environment unchanged" in library.stdout
+        assert not any(scratch.glob("slabscope-numba-*"))
+        command = python("-c", COMMAND_CALL, str(RELU_UNFUSED))
     finally:
-        for folder in (tree / "planner", tree, home):
+        for folder in read_only:
             folder.chmod(0o755)
-    if as_root and result.returncode != 0 and "Traceback" not in result.stderr:
-        pytest.skip(f"no mount namespace here: {result.stderr.strip()[:80]}")
-    assert result.returncode == 0, result.stderr
-    assert str(tree) in result.stdout and "[0 2 4 6]" in result.stdout
+    assert command.returncode == 0, command.stderr
+    assert "[0 2 4 6]" in command.stdout and "slab bytes" in command.stdout
     assert any(scratch.glob("slabscope-numba-*"))

@@ -2,7 +2,7 @@
 
 import pytest
 
-import planner
+from slabscope import planner
 from tests.examples import DIAMOND, LUMINAL_CHAIN, LUMINAL_JOIN, RELU_FUSED, RELU_UNFUSED
 
 RELU_OFFSETS = {"x": 0, "w": 65_536, "b": 131_072, "workspace": 131_328, "t0": 1_179_904,

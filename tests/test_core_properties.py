@@ -6,7 +6,8 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
+from slabscope import planner
+from tests.oracles import plain_precedes, plain_reaches
 
 
 @st.composite
@@ -33,27 +34,6 @@ def graph_data(draw, max_nodes=9, max_buffers=10):
 
 def graphs():
     return graph_data().map(planner.graph_from_dict)
-
-
-def plain_reaches(graph):
-    """Strict reachability by DFS, independent of the bitset closure."""
-    succ = {n.name: set() for n in graph.nodes}
-    for a, b in graph.edges:
-        succ[a].add(b)
-    reach = {}
-    for start in succ:
-        seen, stack = set(), list(succ[start])
-        while stack:
-            node = stack.pop()
-            if node not in seen:
-                seen.add(node)
-                stack.extend(succ[node])
-        reach[start] = seen
-    return reach
-
-
-def plain_precedes(reach, a, b):
-    return all(v in reach[u] for u in a.uses for v in b.uses)
 
 
 @settings(max_examples=150, deadline=None)

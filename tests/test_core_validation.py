@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-import planner
+from slabscope import planner
 
 
 def base():

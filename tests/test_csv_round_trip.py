@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import planner
-from planner.minimalloc_csv import (_parse, _read_rows, load_minimalloc_csv,
+from slabscope import planner
+from slabscope.planner.minimalloc_csv import (_parse, _read_rows, load_minimalloc_csv,
                                     read_minimalloc_offsets, write_minimalloc_csv)
 
 ROUND_TRIP = settings(max_examples=150, deadline=None, database=None,
@@ -91,7 +91,7 @@ def test_a_carriage_return_in_a_name_round_trips(tmp_path):
 def test_the_cli_csv_of_a_name_with_a_carriage_return_reads_back(tmp_path, capsys):
     import json
 
-    from app.cli import main
+    from slabscope.app.cli import main
 
     graph = tmp_path / "g.json"
     graph.write_text(json.dumps({"nodes": [{"name": "n", "outputs": ["a\rb"]},

@@ -9,12 +9,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QSize  # noqa: E402
 
-import planner  # noqa: E402
-from app.render import build_view  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.dag_groups import GROUP_LIMIT, folded_graph, node_groups  # noqa: E402
-from app.views.dag_view import DagView  # noqa: E402
-from gpu.generators import transformer, write_graph  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.render import build_view  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph, node_groups  # noqa: E402
+from slabscope.app.views.dag_view import DagView  # noqa: E402
+from slabscope.gpu.generators import transformer, write_graph  # noqa: E402
 
 
 def chain_graph(blocks: int) -> planner.Graph:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-import planner
-from app.views.dag_layout import layered_layout
-from app.views.dag_view import DagView
-from app.session import Session
+from slabscope import planner
+from slabscope.app.views.dag_layout import layered_layout
+from slabscope.app.views.dag_view import DagView
+from slabscope.app.session import Session
 from tests.examples import DIAMOND, RELU_UNFUSED
 
 

@@ -13,12 +13,12 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QSize  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
-import planner  # noqa: E402
-from app.cli import main  # noqa: E402
-from app.render import export_view
-from app.views.png_export import render_png  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.slab_view import SlabView  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.cli import main  # noqa: E402
+from slabscope.app.render import export_view
+from slabscope.app.views.png_export import render_png  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.slab_view import SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +116,7 @@ def test_export_runs_with_no_display_at_all(tmp_path):
            if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
     out = tmp_path / "out.png"
     result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "export", "app/example_graphs/relu_unfused.json",
+        [sys.executable, "-m", "slabscope.app.cli", "export", "assets/example_graphs/relu_unfused.json",
          "--png", str(out), "--view", "slab", "--scale", "2"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -160,7 +160,7 @@ def test_svg_is_written_beside_the_png(qapp, tmp_path):
 
 
 def test_exports_leave_out_controls_hints_and_pointer_state(qtbot, tmp_path):
-    from app.views.png_export import export_mode
+    from slabscope.app.views.png_export import export_mode
 
     session = relu_session()
     view = SlabView(session)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import planner
+from slabscope import planner
 from tests.examples import DIAMOND, EXAMPLES
 
 # ONNX models with symbolic dimensions warn about their guesses; that is not a failure here.
@@ -153,7 +153,7 @@ def test_the_fuzzed_example_is_itself_loadable():
 
 
 def _executable_bases() -> list[dict]:
-    from gpu.generators import mlp, transformer
+    from slabscope.gpu.generators import mlp, transformer
 
     files = [json.loads((EXAMPLES / f"{n}.json").read_text())
              for n in ("relu_unfused", "relu_fused", "diamond_exec")]
@@ -175,7 +175,7 @@ edits = st.lists(st.tuples(
 @given(base=st.sampled_from(range(len(EXECUTABLE))), changes=edits)
 def test_running_edited_executable_graphs(base, changes):
     """Edited ops, operands, attributes and shapes: the runner raises PlanError or runs."""
-    import gpu
+    from slabscope import gpu
 
     data = json.loads(json.dumps(EXECUTABLE[base]))
     for where, i, key, value in changes:

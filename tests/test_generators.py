@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-import gpu
-import planner
-from app.cli import main
-from gpu.generators import mlp, transformer
+from slabscope import gpu
+from slabscope import planner
+from slabscope.app.cli import main
+from slabscope.gpu.generators import mlp, transformer
 
 
 def test_mlp_shapes_and_bytes():

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-import gpu
-import planner
-from gpu.binding import bind, build_steps, stage
-from gpu.execute_order import execute_order
-from gpu.generators import mlp, transformer
+from slabscope import gpu
+from slabscope import planner
+from slabscope.gpu.binding import bind, build_steps, stage
+from slabscope.gpu.execute_order import execute_order
+from slabscope.gpu.generators import mlp, transformer
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 pytestmark = pytest.mark.gpu
@@ -97,10 +97,9 @@ def test_in_place_node_runs_under_the_guard(cupy_backend):
 
 
 def test_serial_hazard_is_caught_on_the_device(cupy_backend):
-    from tests.test_runner import serial_plan
 
     graph = planner.load(EXAMPLES / "diamond_exec.json")
-    report = gpu.run(graph, backend="cupy", repeats=1, plan=serial_plan(graph),
+    report = gpu.run(graph, backend="cupy", repeats=1, plan=planner.plan(graph, conflicts="serial"),
                      execute_order_names=["a", "c", "b", "d", "e"])
     assert [c.buffer for c in report.verification.clobbered] == ["q"]
 

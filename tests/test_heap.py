@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gc
 
-import planner
-from app.state.heap import LARGE_GRAPH, freeze_large
+from slabscope import planner
+from slabscope.app.state.heap import LARGE_GRAPH, freeze_large
 from tests.examples import RELU_UNFUSED
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-import planner
-from app.cli import main
-from planner.minimalloc_csv import load_minimalloc_csv, read_minimalloc_offsets, write_minimalloc_csv
-from planner.onnx_import import load_onnx
+from slabscope import planner
+from slabscope.app.cli import main
+from slabscope.planner.minimalloc_csv import load_minimalloc_csv, read_minimalloc_offsets, write_minimalloc_csv
+from slabscope.planner.onnx_import import load_onnx
 from tests.examples import RELU_UNFUSED
 
 onnx = pytest.importorskip("onnx")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-import planner
-from app.views.inspector import COLUMNS, Inspector
-from app.session import Session
+from slabscope import planner
+from slabscope.app.views.inspector import COLUMNS, Inspector
+from slabscope.app.session import Session
 from tests.examples import RELU_UNFUSED
 
 
@@ -78,7 +78,7 @@ def test_selecting_rows_selects_buffers(inspector):
 
 
 def test_serial_conflict_counts_come_from_sorted_intervals_and_match_the_masks(tmp_path):
-    from app.views.inspector import _overlap_counts
+    from slabscope.app.views.inspector import _overlap_counts
 
     path = tmp_path / "trace.csv"
     path.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\nd,3,5,70\ne,9,10,5\n")

@@ -7,10 +7,10 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import planner  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.inspector import Inspector  # noqa: E402
-from app.views.lazy_combo import LazyNameCombo  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.inspector import Inspector  # noqa: E402
+from slabscope.app.views.lazy_combo import LazyNameCombo  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

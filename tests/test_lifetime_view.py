@@ -9,11 +9,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-import planner  # noqa: E402
-from app.views.lifetime_view import (HOVER_HINT, PYTORCH, LifetimeView,  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.views.lifetime_view import (HOVER_HINT, PYTORCH, LifetimeView,  # noqa: E402
                                       buffer_lifetimes, dag_layers, packed_addresses)
-from app.views.palette import ANCESTOR, DESCENDANT  # noqa: E402
-from app.session import Session  # noqa: E402
+from slabscope.app.views.palette import ANCESTOR, DESCENDANT  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
 from tests.examples import DIAMOND, RELU_UNFUSED  # noqa: E402
 
 

@@ -5,40 +5,11 @@ import itertools
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
-import planner
+from slabscope import planner
 from tests.examples import DIAMOND, RELU_UNFUSED
-
-
-@st.composite
-def small_graphs(draw, max_nodes=8, max_buffers=9):
-    """Random DAGs (edges only from lower to higher index) with a few buffers each."""
-    n = draw(st.integers(1, max_nodes))
-    names = [f"n{i}" for i in range(n)]
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    edges = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=2 * n)) if pairs else []
-    buffers = [{"name": f"b{b}", "bytes": draw(st.integers(0, 3000)),
-                "uses": draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True))}
-               for b in range(draw(st.integers(1, max_buffers)))]
-    perm = draw(st.permutations(range(n)))
-    return planner.graph_from_dict({
-        "alignment": draw(st.sampled_from([1, 16, 256])),
-        "nodes": [names[i] for i in perm],
-        "edges": [[names[i], names[j]] for i, j in edges],
-        "buffers": buffers,
-    })
-
-
-def brute_force_clique(graph, model) -> int:
-    """The heaviest set of pairwise conflicting buffers, by trying every subset."""
-    n = len(graph.buffers)
-    best = 0
-    for k in range(1, n + 1):
-        for subset in itertools.combinations(range(n), k):
-            if all(model.conflicts(a, b) for a, b in itertools.combinations(subset, 2)):
-                best = max(best, sum(graph.reserved[i] for i in subset))
-    return best
+from tests.oracles import brute_force_clique
+from tests.strategies import small_graphs
 
 
 @pytest.mark.parametrize("conflicts", ["dag", "serial"])

@@ -3,21 +3,16 @@ imports, shortcuts and unsaved changes (offscreen)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import onnx
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from app.session import Session
-from app.views.buffer_emphasis import SELECTED
-from app.views.palette import HOVERED
-from app.window import MainWindow
-from tests.examples import DIAMOND, RELU_UNFUSED
-from tests.test_window import settled
+from slabscope.app.session import Session
+from slabscope.app.views.buffer_emphasis import SELECTED
+from slabscope.app.views.palette import HOVERED
+from slabscope.app.window import MainWindow
+from tests.examples import DIAMOND, RELU_UNFUSED, onnx_light_model
+from tests.qt_waits import settled
 
-INCEPTION = (Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-             / "light_inception_v1.onnx")
 
 
 @pytest.fixture
@@ -78,7 +73,7 @@ def test_a_run_failure_shows_in_the_timeline_and_a_dialog(window, monkeypatch):
 
 def test_import_notes_show_in_a_bar_the_user_can_dismiss(window, qtbot):
     assert window.notes_bar.isHidden()
-    assert window.open_path(INCEPTION)
+    assert window.open_path(onnx_light_model("light_inception_v1.onnx"))
     settled(qtbot, window, timeout=60000)
     if not window.session.import_notes:
         pytest.skip("this onnx version infers every dimension of inception_v1")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.session import Session
-from app.state.tasks import deliver, run_task
-from app.views.inspector import COLUMNS, Inspector
-from app.views.slab_lanes import slab_lanes, slab_layout
-from app.views.slab_view import SlabView
+from slabscope.app.session import Session
+from slabscope.app.state.tasks import deliver, run_task
+from slabscope.app.views.inspector import COLUMNS, Inspector
+from slabscope.app.views.slab_lanes import slab_lanes, slab_layout
+from slabscope.app.views.slab_view import SlabView
 from tests.examples import RELU_UNFUSED
 
 

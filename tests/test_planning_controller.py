@@ -4,16 +4,15 @@ busy marks, and an event loop that keeps running while a search does."""
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
-import planner
-from app.session import Session
-from app.state.planning_controller import PlanningController
-from app.window import MainWindow
+from slabscope import planner
+from slabscope.app.session import Session
+from slabscope.app.state.planning_controller import PlanningController
+from slabscope.app.window import MainWindow
 
 LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
 
@@ -57,10 +56,8 @@ def test_a_cancelled_search_stops(qtbot, background):
     first_fit = session.plan
     start_long_search(qtbot, session)
     assert controller.running and session.plan is None
-    clock = time.perf_counter()
     session.cancel()
-    qtbot.waitUntil(lambda: not controller.running, timeout=5000)
-    assert time.perf_counter() - clock < 2.0
+    qtbot.waitUntil(lambda: not controller.running, timeout=5000)  # long before its budget
     assert session.busy is None and session.plan is None
     assert session.shown_plan is first_fit and session.plan_stale
 
@@ -72,10 +69,8 @@ def test_a_reorder_during_a_search_cancels_it_and_the_newest_settings_win(qtbot,
     session.sigPlanChanged.connect(lambda old, new: arrived.append(new))
     session.budget = 0.2
     newest = list(reversed(session.order))
-    clock = time.perf_counter()
     session.set_order(newest)
     qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
-    assert time.perf_counter() - clock < LONG_BUDGET / 3
     assert submitted[0].token.cancelled and not submitted[-1].token.cancelled
     assert arrived == [session.plan]  # only the newest settings' plan reached the session
     assert session.order == tuple(newest) and session.plan.algorithm.startswith("search")
@@ -101,21 +96,18 @@ def test_undo_and_redo_put_the_earlier_plans_back_at_once(qtbot, background):
 
 def test_the_event_loop_keeps_running_during_a_search(qtbot, background):
     session, controller, _ = background
-    ticks, longest = QElapsedTimer(), [0]
+    ticks = [0]
     timer = QTimer()
     timer.setInterval(5)
-
-    def tick():
-        longest[0] = max(longest[0], ticks.restart())
-
-    timer.timeout.connect(tick)
-    ticks.start()
+    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
     timer.start()
     session.budget = 1.0
     session.set_algorithm("search")
     qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
     timer.stop()
-    assert longest[0] < 500  # ms; the bench measures it properly, on a quiet machine
+    # A search on this thread would let the timer fire once, after it; the loop served it
+    # throughout. (How long the loop stalls is bench/app_speed.py's to measure, not a test's.)
+    assert ticks[0] >= 20
 
 
 def test_the_window_says_what_runs_marks_busy_panels_and_escape_stops_it(qtbot, trace,
@@ -152,9 +144,8 @@ def test_the_window_says_what_runs_marks_busy_panels_and_escape_stops_it(qtbot, 
 
 def test_warm_up_runs_on_the_worker(qtbot):
     controller = PlanningController()
-    clock = time.perf_counter()
     controller.warm_up()
-    assert time.perf_counter() - clock < 0.1 and controller.running
+    assert controller.running  # it returned while the worker compiles
     qtbot.waitUntil(lambda: not controller.running, timeout=60000)
     controller.shutdown()
 

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import planner
-from app.cli import main
-from planner import pt2_archive
-from planner.aten_aliases import TABLE, result_aliases
-from planner.torch_export_import import load_pt2, view_strides
+from slabscope import planner
+from slabscope.app.cli import main
+from slabscope.planner import pt2_archive
+from slabscope.planner.aten_aliases import TABLE, result_aliases
+from slabscope.planner.torch_export_import import load_pt2, view_strides
 
 FIXTURES = Path(__file__).parent / "data" / "pt2"
 MLP = FIXTURES / "mlp.pt2"
@@ -155,8 +155,8 @@ def test_the_window_opens_a_dropped_pt2_and_shows_its_nodes(qtbot):
     from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
     from PySide6.QtGui import QDropEvent
 
-    from app.state.session import Session
-    from app.window import GRAPH_FILTER, MainWindow
+    from slabscope.app.state.session import Session
+    from slabscope.app.window import GRAPH_FILTER, MainWindow
 
     assert "*.pt2" in GRAPH_FILTER  # File > Open offers .pt2 files
     window = MainWindow(Session())

@@ -9,12 +9,12 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import gpu
-import planner
-from app.cli import main
-from gpu.binding import bind, build_steps, stage
-from gpu.execute_order import execute_order
-from gpu.generators import mlp, transformer
+from slabscope import gpu
+from slabscope import planner
+from slabscope.app.cli import main
+from slabscope.gpu.binding import bind, build_steps, stage
+from slabscope.gpu.execute_order import execute_order
+from slabscope.gpu.generators import mlp, transformer
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 DIAMOND_EXEC = EXAMPLES / "diamond_exec.json"
@@ -313,7 +313,7 @@ def test_device_peak_is_derived_from_reported_properties():
     """The CuPy backend's peak arithmetic, on properties shaped like getDeviceProperties'."""
     from types import SimpleNamespace
 
-    from gpu.backends import CupyBackend
+    from slabscope.gpu.backends import CupyBackend
 
     props = {"name": b"Some GPU", "major": 9, "minor": 0, "multiProcessorCount": 100,
              "clockRate": 1_500_000, "memoryClockRate": 2_000_000, "memoryBusWidth": 4096}

@@ -1,4 +1,4 @@
-"""planner.schedule: the execution order with the least peak of live bytes, its bound and proof,
+"""slabscope.planner.schedule: the execution order with the least peak of live bytes, its bound and proof,
 the command line's `--schedule`, and the runner executing the chosen order."""
 
 import csv
@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
-from app.cli import main
+from slabscope import planner
+from slabscope.app.cli import main
 from bench.branchy import branchy_graph, branchy_graph_data
-from planner.cancel import Cancelled, CancelToken
-from planner.live_bytes import live_bytes
-from planner.schedule_exact import reorder
-from planner.schedule_problem import ScheduleProblem, _positions, _profile
-from planner.serial_model import serial_schedule
+from slabscope.planner.cancel import Cancelled, CancelToken
+from slabscope.planner.live_bytes import live_bytes
+from slabscope.planner.schedule_exact import reorder
+from slabscope.planner.schedule_problem import ScheduleProblem, _positions, _profile
+from slabscope.planner.serial_model import serial_schedule
 
 # Brute force enumerates every order: graphs are kept to at most this many.
 ORDERS_LIMIT = 2_000
@@ -246,7 +246,7 @@ def test_a_minimalloc_csv_keeps_its_order_and_says_so(tmp_path, capsys):
 
 
 def test_run_executes_the_best_order_and_verifies_it(tmp_path, capsys):
-    from gpu.generators import transformer, write_graph
+    from slabscope.gpu.generators import transformer, write_graph
 
     path = tmp_path / "block.json"
     write_graph(transformer(16, 32, 2, layers=2), path)

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from app.session import Session
-from app.window import MainWindow
+from slabscope.app.session import Session
+from slabscope.app.window import MainWindow
 from bench.branchy import branchy_graph_data
 
 

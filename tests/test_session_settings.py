@@ -7,9 +7,9 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import planner  # noqa: E402
-from app.cli import main  # noqa: E402
-from app.session import Session  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.cli import main  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

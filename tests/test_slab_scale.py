@@ -12,11 +12,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-import planner  # noqa: E402
-import app.views.slab_view as slab_view_module  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.lifetime_view import LifetimeView  # noqa: E402
-from app.views.slab_view import ALL_LANES, ONE_STEP, SlabView  # noqa: E402
+from slabscope import planner  # noqa: E402
+import slabscope.app.views.slab_view as slab_view_module  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.lifetime_view import LifetimeView  # noqa: E402
+from slabscope.app.views.slab_view import ALL_LANES, ONE_STEP, SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

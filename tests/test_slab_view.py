@@ -9,12 +9,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-import planner  # noqa: E402
-from app.views.byte_axis import ByteAxis, format_bytes  # noqa: E402
-from app.views.palette import ANCESTOR, CONFLICT_OUTLINE, DESCENDANT  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.slab_lanes import slab_lanes  # noqa: E402
-from app.views.slab_view import SlabView  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.views.byte_axis import ByteAxis, format_bytes  # noqa: E402
+from slabscope.app.views.palette import ANCESTOR, CONFLICT_OUTLINE, DESCENDANT  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.slab_lanes import slab_lanes  # noqa: E402
+from slabscope.app.views.slab_view import SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

@@ -11,11 +11,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-import planner  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.buffer_details import describe_buffer  # noqa: E402
-from app.views.lifetime_view import LifetimeView  # noqa: E402
-from planner.snapshot_names import (ACTIVATION, OPTIMIZER_STATE, OTHER, PARAMETER,  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.buffer_details import describe_buffer  # noqa: E402
+from slabscope.app.views.lifetime_view import LifetimeView  # noqa: E402
+from slabscope.planner.snapshot_names import (ACTIVATION, OPTIMIZER_STATE, OTHER, PARAMETER,  # noqa: E402
                                     category, is_user_file, user_site)
 from tests.snapshot_builder import SnapshotBuilder, cpp_frame, py_frame  # noqa: E402
 

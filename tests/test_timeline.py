@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-import gpu
-import planner
-from app.state.run_worker import RunController, install_run_actions
-from app.session import Session
-from app.views.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
+from slabscope import gpu
+from slabscope import planner
+from slabscope.app.state.run_worker import RunController, install_run_actions
+from slabscope.app.session import Session
+from slabscope.app.views.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 DIAMOND_EXEC = EXAMPLES / "diamond_exec.json"
@@ -136,9 +136,8 @@ def test_timeline_names_the_clobbered_buffer(qtbot):
     view = TimelineView(s)
     qtbot.addWidget(view)
     graph = s.graph
-    from tests.test_runner import serial_plan
 
-    report = gpu.run(graph, backend="numpy", repeats=1, plan=serial_plan(graph),
+    report = gpu.run(graph, backend="numpy", repeats=1, plan=planner.plan(graph, conflicts="serial"),
                      execute_order_names=["a", "c", "b", "d", "e"], measure_memory=False)
     s.set_last_run(report)
     text = view.verdict.text()

@@ -9,16 +9,16 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-import gpu  # noqa: E402
-import planner  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.timeline_view import ROW_PIXELS, TimelineView, kernel_groups, timeline_rows  # noqa: E402
-from gpu.report import spread  # noqa: E402
+from slabscope import gpu  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.timeline_view import ROW_PIXELS, TimelineView, kernel_groups, timeline_rows  # noqa: E402
+from slabscope.gpu.report import spread  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def transformer_report(tmp_path_factory):
-    from gpu.generators import transformer, write_graph
+    from slabscope.gpu.generators import transformer, write_graph
 
     path = tmp_path_factory.mktemp("graphs") / "transformer.json"
     write_graph(transformer(16, 32, 2, layers=2), path)

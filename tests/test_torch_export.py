@@ -16,11 +16,11 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from torch.multiprocessing.reductions import StorageWeakRef  # noqa: E402
 
-import planner  # noqa: E402
-from planner import aten_aliases  # noqa: E402
-from planner.torch_export_import import SCALAR_TYPES, view_strides  # noqa: E402
-from planner import torch_trace  # noqa: E402
-from planner.torch_trace import trace  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.planner import aten_aliases  # noqa: E402
+from slabscope.planner.torch_export_import import SCALAR_TYPES, view_strides  # noqa: E402
+from slabscope.planner import torch_trace  # noqa: E402
+from slabscope.planner.torch_trace import trace  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "pt2"))
 import make_fixtures  # noqa: E402

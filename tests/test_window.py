@@ -12,20 +12,15 @@ from PySide6.QtCore import QMimeData, QModelIndex, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from app import cli
-from app.views.inspector import COLUMNS
-from app.session import Session
-from app.window import MainWindow
+from slabscope.app import cli
+from slabscope.app.views.inspector import COLUMNS
+from slabscope.app.session import Session
+from slabscope.app.window import MainWindow
 from tests.examples import DIAMOND, RELU_UNFUSED
+from tests.qt_waits import settled
 
 SPEC_OFFSETS = {"x": 0, "w": 65536, "b": 131072, "workspace": 131328, "t0": 1179904,
                 "t1": 0, "y": 16384}
-
-
-def settled(qtbot, window, timeout: int = 10000) -> None:
-    """Wait until the window's background work is done (the plan, or its error, has arrived)."""
-    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running,
-                    timeout=timeout)
 
 
 @pytest.fixture
@@ -242,7 +237,7 @@ def test_window_layout_is_remembered(qtbot, window):
 
 
 def test_an_exported_window_leaves_the_saved_layout_alone(qtbot, tmp_path):
-    from app.render import export_view
+    from slabscope.app.render import export_view
 
     session = Session()
     session.open(RELU_UNFUSED)

@@ -7,13 +7,13 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import planner  # noqa: E402
-from app.session import Session  # noqa: E402
-from app.views.busy_overlay import BusyOverlay  # noqa: E402
-from app.views.inspector import Inspector  # noqa: E402
-from app.views.lifetime_view import LifetimeView  # noqa: E402
-from app.views.timeline_view import EMPTY_TEXT  # noqa: E402
-from app.window import MainWindow  # noqa: E402
+from slabscope import planner  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.busy_overlay import BusyOverlay  # noqa: E402
+from slabscope.app.views.inspector import Inspector  # noqa: E402
+from slabscope.app.views.lifetime_view import LifetimeView  # noqa: E402
+from slabscope.app.views.timeline_view import EMPTY_TEXT  # noqa: E402
+from slabscope.app.window import MainWindow  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 from tests.snapshot_builder import TINY_SNAPSHOT  # noqa: E402
 

@@ -13,10 +13,10 @@ import os
 import sys
 import warnings
 
-from planner import CapacityError, PlanError
-from planner.input_limits import one_line
+from slabscope.app.cli.numba_cache import configure_numba_cache
 
-from app.cli.long_work import terminate_cleanly
+# The planner (and long_work, which imports it) is imported inside the functions below, after
+# configure_numba_cache: numba picks a kernel's cache folder when the planner defines it.
 
 # Subcommand name -> (module under app/cli/, one-line help).
 SUBCOMMANDS = {
@@ -37,6 +37,8 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         """Print `prog: error: message` and exit 2, as argparse does, without the usage."""
+        from slabscope.planner.input_limits import one_line
+
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} "
                                   f"(see {self.prog} --help)\n")
 
@@ -51,12 +53,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, (module, help_text) in SUBCOMMANDS.items():
         parser_for = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            importlib.import_module(f"app.cli.{module}").add_arguments(parser_for)
+            importlib.import_module(f"{__name__}.{module}").add_arguments(parser_for)
     return parser
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings (what an import had to guess) as one line, without the source location."""
+    from slabscope.planner.input_limits import one_line
+
     print(f"slabscope: warning: {one_line(str(message))}", file=sys.stderr)
 
 
@@ -66,6 +70,8 @@ MESSAGE_LIMIT = 1_000
 
 def _message(exc: Exception) -> str:
     """The error as one printable line of at most about `MESSAGE_LIMIT` characters."""
+    from slabscope.planner.input_limits import one_line
+
     text = one_line(str(exc))
     if len(text) <= MESSAGE_LIMIT:
         return text
@@ -85,11 +91,15 @@ def _discard_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run `slabscope` with `argv` (default: the process's arguments); returns the exit code."""
+    configure_numba_cache()
+    from slabscope.app.cli.long_work import terminate_cleanly
+    from slabscope.planner import CapacityError, PlanError
+
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or (argv[0] not in SUBCOMMANDS and not argv[0].startswith("-")):
         argv = ["open", *argv]
     args = build_parser(argv[0]).parse_args(argv)
-    module = importlib.import_module(f"app.cli.{SUBCOMMANDS[args.command][0]}")
+    module = importlib.import_module(f"slabscope.app.cli.{SUBCOMMANDS[args.command][0]}")
     with warnings.catch_warnings(), terminate_cleanly():
         warnings.showwarning = _show_warning
         try:

@@ -1,7 +1,7 @@
-"""`python -m app.cli`: the same as the `slabscope` command."""
+"""`python -m slabscope.app.cli`: the same as the `slabscope` command."""
 
 import sys
 
-from app.cli import main
+from slabscope.app.cli import main
 
 sys.exit(main())

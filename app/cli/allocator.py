@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 
-import planner
-from planner.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
-from planner.caching_allocator import AllocatorSettings
+from slabscope import planner
+from slabscope.planner.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
+from slabscope.planner.caching_allocator import AllocatorSettings
 
 # Sizes of created segments printed in the text summary (JSON lists them all).
 SIZES_SHOWN = 24

@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import planner
-from planner.atomic_write import check_outputs
+from slabscope import planner
+from slabscope.planner.atomic_write import check_outputs
 
-from app.cli.long_work import LongWork, add_timeout_option
-from app.cli.options import add_planning_options, conflicts_for, search_options
-from app.cli.plan import split_order
-from app.render import VIEWS
-from app.state.view_settings import ADDRESSES, SLAB_VIEWS, TABS, ViewSettings
+from slabscope.app.cli.long_work import LongWork, add_timeout_option
+from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
+from slabscope.app.cli.plan import split_order
+from slabscope.app.render import VIEWS
+from slabscope.app.state.view_settings import ADDRESSES, SLAB_VIEWS, TABS, ViewSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +74,7 @@ def _check_size(args) -> None:
 def run(args) -> int:
     """Plan the file, draw the chosen view offscreen and write the PNG and/or SVG; errors raise
     PlanError."""
+    require_sound_binding()
     if args.png is None and args.svg is None:
         raise planner.PlanError("give --png OUT, --svg OUT or both")
     if args.view == "timeline" and not args.run:
@@ -89,7 +90,7 @@ def run(args) -> int:
         order = split_order(args.order)
         conflicts = conflicts_for(args, graph)
         if args.run:
-            from gpu.binding import check_executable
+            from slabscope.gpu.binding import check_executable
 
             check_executable(graph)  # before planning, which can take long on a large trace
 
@@ -101,8 +102,8 @@ def run(args) -> int:
         from PySide6.QtCore import QSize
         from PySide6.QtGui import QImageReader
 
-        from app.render import DEFAULT_SIZES, ensure_application, export_view
-        from app.session import Session
+        from slabscope.app.render import DEFAULT_SIZES, ensure_application, export_view
+        from slabscope.app.session import Session
 
         work.token.report("planning and drawing")
         app = ensure_application()
@@ -117,7 +118,7 @@ def run(args) -> int:
             plan_here()  # raises the planner's own error (a capacity error exits 3)
             raise planner.PlanError(session.plan_error or "no plan")
         if args.run:
-            import gpu
+            from slabscope import gpu
 
             session.set_last_run(gpu.run(graph, repeats=args.repeats, algorithm=args.algorithm,
                                          conflicts=conflicts, request_order=order,

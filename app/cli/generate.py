@@ -27,8 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     """Generate the graph and write it; bad sizes are a PlanError for the dispatcher."""
-    from gpu.generators import mlp, transformer, write_graph
-    from planner.atomic_write import check_outputs
+    from slabscope.gpu.generators import mlp, transformer, write_graph
+    from slabscope.planner.atomic_write import check_outputs
 
     check_outputs([], [("output", args.output)])  # a FIFO or a folder, before generating
     if args.kind == "mlp":

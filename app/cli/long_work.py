@@ -18,12 +18,12 @@ import threading
 import time
 from contextlib import contextmanager
 
-import planner
-from planner.atomic_write import discard_pending
-from planner.cancel import Cancelled, CancelToken
-from planner.input_limits import one_line
+from slabscope import planner
+from slabscope.planner.atomic_write import discard_pending
+from slabscope.planner.cancel import Cancelled, CancelToken
+from slabscope.planner.input_limits import one_line
 
-from app.cli.options import seconds
+from slabscope.app.cli.options import seconds
 
 PROGRESS_AFTER_S = 2.0  # quiet for work shorter than this
 TICK_S = 0.5  # how often the progress line is redrawn

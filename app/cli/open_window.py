@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from app.examples import default_example
+from slabscope.app.examples import default_example
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,11 +24,14 @@ def run(args) -> int:
     """
     from PySide6.QtWidgets import QApplication
 
-    import planner
-    from app.session import Session
-    from app.state.session_file import read_session
-    from app.window import SESSION_SUFFIX, MainWindow
+    from slabscope import planner
+    from slabscope.app.icon import application_icon
+    from slabscope.app.qt_binding import require_sound_binding
+    from slabscope.app.session import Session
+    from slabscope.app.state.session_file import read_session
+    from slabscope.app.window import SESSION_SUFFIX, MainWindow
 
+    require_sound_binding()
     path = args.file or default_example()
     # Read (not plan) the file before any window appears, so a bad one is one line on stderr.
     if path.suffix == SESSION_SUFFIX:
@@ -42,6 +45,8 @@ def run(args) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName("Slabscope")
     app.setApplicationName("Slabscope")
+    app.setDesktopFileName("slabscope")  # matches assets/slabscope.desktop on Wayland
+    app.setWindowIcon(application_icon())
     session = Session()
     window = MainWindow(session)
     session.set_graph(graph, graph_path, **settings)  # plans in the background

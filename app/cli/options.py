@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-import planner
+from slabscope import planner
 
 DEFAULT_ALGORITHM = "first-fit"
 DEFAULT_BUDGET = 2.0

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 
-import planner
-from planner.atomic_write import check_outputs
-from planner.cancel import NEVER, CancelToken
-from planner.input_limits import one_line
-from planner.minimalloc_csv import write_minimalloc_csv
-from planner.torch_snapshot import load_snapshot
+from slabscope import planner
+from slabscope.planner.atomic_write import check_outputs
+from slabscope.planner.cancel import NEVER, CancelToken
+from slabscope.planner.input_limits import one_line
+from slabscope.planner.minimalloc_csv import write_minimalloc_csv
+from slabscope.planner.torch_snapshot import load_snapshot
 
-from app.cli.long_work import LongWork, add_timeout_option
-from app.cli.options import add_planning_options, conflicts_for, search_options
-from app.cli.schedule_option import add_schedule_option, apply_schedule, format_schedule
+from slabscope.app.cli.long_work import LongWork, add_timeout_option
+from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
+from slabscope.app.cli.schedule_option import add_schedule_option, apply_schedule, format_schedule
 
 # Past this many placements, `--json` prints without indentation.
 JSON_INDENT_LIMIT = 10_000

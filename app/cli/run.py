@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 
-import planner
-from planner.input_limits import one_line
+from slabscope import planner
+from slabscope.planner.input_limits import one_line
 
-from app.cli.options import add_planning_options, conflicts_for, search_options
-from app.cli.plan import split_order
-from app.cli.schedule_option import add_schedule_option, apply_schedule, format_schedule
+from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
+from slabscope.app.cli.plan import split_order
+from slabscope.app.cli.schedule_option import add_schedule_option, apply_schedule, format_schedule
 
 # Exit code when the run completes but its outputs differ from the per-buffer reference.
 EXIT_MISMATCH = 1
@@ -20,7 +20,7 @@ EXIT_RUN_FAILED = 2
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope run`."""
-    from gpu import BACKEND_NAMES, LAYOUTS
+    from slabscope.gpu import BACKEND_NAMES, LAYOUTS
 
     parser.add_argument("file", help="executable graph file (.json with ops and shapes)")
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     """Run the graph and print the report; 0 verified, 1 outputs differ, 2 cannot run."""
-    import gpu
+    from slabscope import gpu
 
     graph = planner.load(args.file)
     if args.schedule == "best" and args.execute_order:
@@ -85,7 +85,7 @@ def _table(rows, right: set[int]) -> list[str]:
 
 def format_report(report) -> str:
     """The report as text: header, phase table, kernel table, memory, replay, verification."""
-    from gpu.report import rate_text, seconds_text
+    from slabscope.gpu.report import rate_text, seconds_text
 
     lines = [f"{report.graph} on {report.backend} ({report.device})"]
     if report.backend_note:

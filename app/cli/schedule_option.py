@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-import planner
+from slabscope import planner
 
 SCHEDULES = ("given", "best")
 

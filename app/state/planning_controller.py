@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from app.state.tasks import Task, deliver, run_task
-from planner.cancel import CancelToken
+from slabscope.app.state.tasks import Task, deliver, run_task
+from slabscope.planner.cancel import CancelToken
 
 
 class _TaskThread(QThread):
@@ -111,10 +111,10 @@ class PlanningController(QObject):
 
 def warm_up_kernels(token: CancelToken) -> None:
     """Run every placer once on a tiny serial trace, so numba's kernels are compiled or loaded."""
-    import planner
+    from slabscope import planner
 
     try:
-        from planner.search import warm_up
+        from slabscope.planner.search import warm_up
     except ImportError:
         warm_up = None
     if warm_up is not None:

@@ -41,12 +41,12 @@ class RunWorker(QObject):
     def run(self) -> None:
         """Execute; every failure becomes a one-line message rather than an exception."""
         try:
-            import gpu
+            from slabscope import gpu
 
             report = gpu.run(self.graph, progress=self.sigProgress.emit,
                              cancelled=self._cancel.is_set, **self.settings)
         except Exception as exc:  # the thread must always end with one of the three signals
-            from gpu import RunCancelled
+            from slabscope.gpu import RunCancelled
 
             if isinstance(exc, RunCancelled):
                 self.sigCancelled.emit()

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from psygnal import Signal
 
-import planner
+from slabscope import planner
 
-from app.state.tasks import Task
-from app.state.undo import UndoCommand
+from slabscope.app.state.tasks import Task
+from slabscope.app.state.undo import UndoCommand
 
 
 @dataclass(frozen=True)

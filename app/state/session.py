@@ -24,18 +24,18 @@ from typing import Callable
 
 from psygnal import Signal
 
-import planner
-from planner.atomic_write import check_outputs, write_atomic
-from planner.cancel import Cancelled
+from slabscope import planner
+from slabscope.planner.atomic_write import check_outputs, write_atomic
+from slabscope.planner.cancel import Cancelled
 
-from app.state.heap import freeze_large
-from app.state.selection import Selection
-from app.state.session_file import (SESSION_FORMAT, SESSION_VERSION, GraphOutsideSession,
+from slabscope.app.state.heap import freeze_large
+from slabscope.app.state.selection import Selection
+from slabscope.app.state.session_file import (SESSION_FORMAT, SESSION_VERSION, GraphOutsideSession,
                                     read_session)
-from app.state.tasks import Executor, ImmediateExecutor, Task
-from app.state.undo import UndoCommand, UndoStack
-from app.state.view_settings import ViewSettings
-from app.views.identity_cache import IdentityCache
+from slabscope.app.state.tasks import Executor, ImmediateExecutor, Task
+from slabscope.app.state.undo import UndoCommand, UndoStack
+from slabscope.app.state.view_settings import ViewSettings
+from slabscope.app.views.identity_cache import IdentityCache
 
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer

@@ -15,9 +15,9 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-import planner
-from planner.cancel import NEVER, Cancelled, CancelToken
-from planner.input_limits import check_u64, quoted, read_json
+from slabscope import planner
+from slabscope.planner.cancel import NEVER, Cancelled, CancelToken
+from slabscope.planner.input_limits import check_u64, quoted, read_json
 
 SESSION_FORMAT = "slabscope-session"
 SESSION_VERSION = 1

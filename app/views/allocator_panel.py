@@ -18,10 +18,10 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QHeaderView, QLabel, QSplitter, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from app.views.byte_axis import ByteAxis, format_bytes
-from app.views.identity_cache import IdentityCache
-from planner.allocator_replay import AllocatorReplay, replay_graph
-from planner.caching_allocator import AllocatorSettings
+from slabscope.app.views.byte_axis import ByteAxis, format_bytes
+from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.planner.allocator_replay import AllocatorReplay, replay_graph
+from slabscope.planner.caching_allocator import AllocatorSettings
 
 EXPANDABLE = AllocatorSettings(expandable_segments=True)
 # One replay per graph and setting, made by the loading worker.

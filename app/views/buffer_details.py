@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import planner
-from planner.bitset import members
+from slabscope import planner
+from slabscope.planner.bitset import members
 
-from app.views.byte_axis import format_bytes
+from slabscope.app.views.byte_axis import format_bytes
 
 LISTED_NAMES = 6  # longer lists of uses or conflicts end in "and N more"
 STACK_LINES = 12  # the hover text lists this many frames of a snapshot's stack

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QColor
 
-from app.views.identity_cache import IdentityCache
-from app.views.palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED, buffer_color
+from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.views.palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED, buffer_color
 
 SELECTED = QColor("#202020")
 HOVER_WIDTH = 3.0

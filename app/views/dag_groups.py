@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from planner.graph import Graph, Node
+from slabscope.planner.graph import Graph, Node
 
 GROUP_LIMIT = 150          # a DAG of more nodes than this is drawn folded in pictures
 NAMESPACE_LIMIT = 40       # namespaces fold at the deepest level with at most this many groups

@@ -13,11 +13,11 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
-from app.views import palette
-from app.views.dag_minimap import DagMinimap
-from app.views.live_bytes_view import graph_is_time_chain
-from app.views.dag_layout import columns_to_fit, layered_layout, wrap_columns
-from planner.reachability import topological_order
+from slabscope.app.views import palette
+from slabscope.app.views.dag_minimap import DagMinimap
+from slabscope.app.views.live_bytes_view import graph_is_time_chain
+from slabscope.app.views.dag_layout import columns_to_fit, layered_layout, wrap_columns
+from slabscope.planner.reachability import topological_order
 
 NODE_HEIGHT = 34.0
 NODE_PADDING = 12.0

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextLayout
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.views.buffer_details import describe_buffer_line
+from slabscope.app.views.buffer_details import describe_buffer_line
 
 LINES = 2
 

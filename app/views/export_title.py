@@ -3,7 +3,7 @@ is, so that a picture read on its own says what it shows."""
 
 from __future__ import annotations
 
-from app.views.byte_axis import format_bytes
+from slabscope.app.views.byte_axis import format_bytes
 
 
 def export_title(session) -> str:

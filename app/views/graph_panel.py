@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QStackedWidget
 
-from app.views.dag_view import DagView
-from app.views.live_bytes_view import LiveBytesView, graph_is_time_chain
+from slabscope.app.views.dag_view import DagView
+from slabscope.app.views.live_bytes_view import LiveBytesView, graph_is_time_chain
 
 
 class GraphPanel(QStackedWidget):

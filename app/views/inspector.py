@@ -12,12 +12,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout,
                                QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
 
-import planner
-from app.views.buffer_details import stack_frames
-from app.views.buffer_emphasis import PointerOutlines
-from app.views.identity_cache import IdentityCache
-from app.views.lazy_combo import LazyNameCombo
-from app.views.byte_axis import format_bytes
+from slabscope import planner
+from slabscope.app.views.buffer_details import stack_frames
+from slabscope.app.views.buffer_emphasis import PointerOutlines
+from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.views.lazy_combo import LazyNameCombo
+from slabscope.app.views.byte_axis import format_bytes
 
 COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
 COLUMN_WIDTHS = (96, 92, 78, 78, 78, 150, 64, 90)  # at least; number columns widen to fit

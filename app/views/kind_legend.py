@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from app.views.palette import KIND_COLORS
+from slabscope.app.views.palette import KIND_COLORS
 
 
 class KindLegend(QWidget):

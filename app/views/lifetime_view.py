@@ -9,19 +9,19 @@ from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.views.buffer_details import describe_buffer
-from app.views.buffer_emphasis import buffer_fills, pointer_emphasis
-from app.views.byte_axis import ByteAxis, StepAxis, format_bytes
-from app.views.detail_line import DetailLine, detail_text
-from app.views.kind_legend import KindLegend
-from app.views.lifetimes import (buffer_lifetimes, dag_layers,  # noqa: F401 (re-exported)
+from slabscope.app.views.buffer_details import describe_buffer
+from slabscope.app.views.buffer_emphasis import buffer_fills, pointer_emphasis
+from slabscope.app.views.byte_axis import ByteAxis, StepAxis, format_bytes
+from slabscope.app.views.detail_line import DetailLine, detail_text
+from slabscope.app.views.kind_legend import KindLegend
+from slabscope.app.views.lifetimes import (buffer_lifetimes, dag_layers,  # noqa: F401 (re-exported)
                                   prepare_step_model, step_model)
-from app.views.margin_marks import place_marks
-from app.views.outline_legend import OutlineLegend
-from app.views.palette import ANCESTOR
-from app.views.range_zoom import RangeZoomViewBox
-from app.views.rect_layer import RectLayer
-from app.views.view_keys import bring_into_view, zoom_pan_key
+from slabscope.app.views.margin_marks import place_marks
+from slabscope.app.views.outline_legend import OutlineLegend
+from slabscope.app.views.palette import ANCESTOR
+from slabscope.app.views.range_zoom import RangeZoomViewBox
+from slabscope.app.views.rect_layer import RectLayer
+from slabscope.app.views.view_keys import bring_into_view, zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
 PEAK_COLOR = QColor("#B00020")

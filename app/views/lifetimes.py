@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import planner
+from slabscope import planner
 
-from app.views.identity_cache import IdentityCache
+from slabscope.app.views.identity_cache import IdentityCache
 
 
 def dag_layers(graph) -> list[int]:

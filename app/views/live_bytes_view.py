@@ -14,10 +14,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from app.views.byte_axis import ByteAxis, format_bytes
-from app.views.identity_cache import IdentityCache
-from app.views.range_zoom import RangeZoomViewBox
-from planner.live_bytes import LiveBytes, is_time_chain, live_bytes
+from slabscope.app.views.byte_axis import ByteAxis, format_bytes
+from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.views.range_zoom import RangeZoomViewBox
+from slabscope.planner.live_bytes import LiveBytes, is_time_chain, live_bytes
 
 # Both depend on the graph only; computed by the loading worker (`Session.prepare_graphs`).
 graph_live_bytes = IdentityCache(live_bytes, size=2)

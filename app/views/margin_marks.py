@@ -4,7 +4,7 @@ number stays readable however close the lines are."""
 
 from __future__ import annotations
 
-from app.views.byte_axis import format_bytes
+from slabscope.app.views.byte_axis import format_bytes
 
 
 def place_marks(marks: list[tuple[float, str]], pixels_per_byte: float,

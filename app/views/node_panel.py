@@ -8,8 +8,8 @@ from html import escape
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from app.views.buffer_emphasis import node_roles
-from app.views.byte_axis import format_bytes
+from slabscope.app.views.buffer_emphasis import node_roles
+from slabscope.app.views.byte_axis import format_bytes
 
 EMPTY = "Click a node in the DAG (or find one with Ctrl+F) to see its op, operands and attributes."
 MAX_ROWS = 200  # buffers listed per role; a trace step can use thousands

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.views.buffer_emphasis import ROLE_COLORS, SELECTED
-from app.views.palette import CONFLICT_OUTLINE, HOVERED
+from slabscope.app.views.buffer_emphasis import ROLE_COLORS, SELECTED
+from slabscope.app.views.palette import CONFLICT_OUTLINE, HOVERED
 
 POINTER_OUTLINES = (("read by the hovered node", ROLE_COLORS["read"]),
                     ("written", ROLE_COLORS["written"]), ("used", ROLE_COLORS["used"]),

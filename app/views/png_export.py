@@ -10,8 +10,8 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize,
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
-from planner import PlanError
-from planner.atomic_write import check_output, write_atomic
+from slabscope.planner import PlanError
+from slabscope.planner.atomic_write import check_output, write_atomic
 
 MAX_PIXELS = 16384  # per side; larger images are slow and many viewers refuse them
 TITLE_PADDING = 10  # pixels above and below the title line, together

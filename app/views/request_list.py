@@ -15,9 +15,9 @@ from PySide6.QtGui import QAction, QKeySequence, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItemDelegate,
                                QToolBar, QVBoxLayout, QWidget)
 
-from app.views import palette
-from app.views.buffer_emphasis import PointerOutlines
-from app.views.byte_axis import format_bytes
+from slabscope.app.views import palette
+from slabscope.app.views.buffer_emphasis import PointerOutlines
+from slabscope.app.views.byte_axis import format_bytes
 
 MIME_TYPE = "application/x-slabscope-request-names"
 SIZE_ROLE = Qt.ItemDataRole.UserRole + 1

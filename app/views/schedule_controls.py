@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QLabel
 
-from app.state.schedule_choice import ScheduleChoice
-from app.views.request_list import format_bytes
+from slabscope.app.state.schedule_choice import ScheduleChoice
+from slabscope.app.views.request_list import format_bytes
 
 SCHEDULES = {"given": "&Given Order", "best": "&Best Order (least peak)"}
 
@@ -68,7 +68,7 @@ class ScheduleControls:
         items = getattr(self.window.dag_view, "_items", None)
         if graph is None or not items:
             return
-        from planner.serial_model import serial_schedule
+        from slabscope.planner.serial_model import serial_schedule
 
         step = {v: s for s, v in enumerate(serial_schedule(graph))} if on else {}
         for index, item in enumerate(items):

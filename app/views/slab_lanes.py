@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.views.identity_cache import IdentityCache
+from slabscope.app.views.identity_cache import IdentityCache
 
 
 def slab_lanes(placements) -> list[int]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.views.identity_cache import IdentityCache
-from app.views.lifetimes import step_model
-from app.views.slab_lanes import slab_layout, stacked_lanes
+from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.views.lifetimes import step_model
+from slabscope.app.views.slab_lanes import slab_layout, stacked_lanes
 
 
 @dataclass(frozen=True)

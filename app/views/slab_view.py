@@ -12,19 +12,19 @@ from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QSpinBox,
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
-from app.views.buffer_details import describe_buffer
-from app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
-from app.views.byte_axis import ByteAxis, format_bytes
-from app.views.detail_line import DetailLine, detail_text
-from app.views.kind_legend import KindLegend
-from app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
-from app.views.palette import CONFLICT_OUTLINE, HOVERED
-from app.state.placement_replay import SPEEDS, PlacementReplay
-from app.views.range_zoom import RangeZoomViewBox
-from app.views.rect_layer import RASTER_BOXES, RectLayer
-from app.views.slab_lanes import LANE_FILL, slab_layout
-from app.views.slab_section import section_lanes, slab_section
-from app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
+from slabscope.app.views.buffer_details import describe_buffer
+from slabscope.app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
+from slabscope.app.views.byte_axis import ByteAxis, format_bytes
+from slabscope.app.views.detail_line import DetailLine, detail_text
+from slabscope.app.views.kind_legend import KindLegend
+from slabscope.app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
+from slabscope.app.views.palette import CONFLICT_OUTLINE, HOVERED
+from slabscope.app.state.placement_replay import SPEEDS, PlacementReplay
+from slabscope.app.views.range_zoom import RangeZoomViewBox
+from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer
+from slabscope.app.views.slab_lanes import LANE_FILL, slab_layout
+from slabscope.app.views.slab_section import section_lanes, slab_section
+from slabscope.app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
 
 TWEEN_MS = 220              # old layout to new layout after a re-plan
 FRAME_MS = 16

@@ -70,14 +70,14 @@ class TimelineRow:
 
 
 def _seconds_text(seconds: float) -> str:
-    from gpu.report import seconds_text
+    from slabscope.gpu.report import seconds_text
 
     return seconds_text(seconds)
 
 
 def _spread_text(samples) -> tuple[str, tuple[float, float] | None, float | None]:
     """"median X (min–max)" over `samples`, the (min, max) and the median; blanks without any."""
-    from gpu.report import spread
+    from slabscope.gpu.report import spread
 
     figures = spread(samples)
     if figures is None:
@@ -100,7 +100,7 @@ def timeline_rows(report, expanded=frozenset()) -> list[TimelineRow]:
     kernels' time in one execute and share of it) end to end from where execute starts; the
     kernels of each op in `expanded` follow its row, end to end within it. Kernel bars are
     the median over the executes where samples were kept (else the mean), with the min–max."""
-    from gpu.report import rate_text
+    from slabscope.gpu.report import rate_text
 
     rows, clock, execute_start = [], 0.0, 0.0
     for phase in report.phases:
@@ -151,7 +151,7 @@ def timeline_rows(report, expanded=frozenset()) -> list[TimelineRow]:
 
 
 def _peak_line(report) -> str:
-    from gpu.report import rate_text
+    from slabscope.gpu.report import rate_text
 
     busiest = max((k for k in report.kernels if k.flops), key=lambda k: k.flops, default=None)
     if busiest is None:

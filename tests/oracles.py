@@ -1,0 +1,39 @@
+"""Plain, slow definitions the planner's fast code is checked against."""
+
+import itertools
+
+
+def brute_force_clique(graph, model) -> int:
+    """The heaviest set of pairwise conflicting buffers, by trying every subset."""
+    n = len(graph.buffers)
+    best = 0
+    for k in range(1, n + 1):
+        for subset in itertools.combinations(range(n), k):
+            if all(model.conflicts(a, b) for a, b in itertools.combinations(subset, 2)):
+                best = max(best, sum(graph.reserved[i] for i in subset))
+    return best
+
+
+
+def plain_reaches(graph):
+    """Strict reachability by DFS, independent of the bitset closure."""
+    succ = {n.name: set() for n in graph.nodes}
+    for a, b in graph.edges:
+        succ[a].add(b)
+    reach = {}
+    for start in succ:
+        seen, stack = set(), list(succ[start])
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                stack.extend(succ[node])
+        reach[start] = seen
+    return reach
+
+
+
+def plain_precedes(reach, a, b):
+    """Whether every use of `a` strictly reaches every use of `b` (`reach`: plain_reaches)."""
+    return all(v in reach[u] for u in a.uses for v in b.uses)
+

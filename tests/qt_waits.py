@@ -1,0 +1,8 @@
+"""Waiting for the window's background work in GUI tests."""
+
+
+def settled(qtbot, window, timeout: int = 10000) -> None:
+    """Wait until the window's background work is done (the plan, or its error, has arrived)."""
+    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running,
+                    timeout=timeout)
+
