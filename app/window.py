@@ -22,6 +22,7 @@ from slabscope.planner.atomic_write import check_outputs
 from slabscope.planner.input_limits import one_line
 from slabscope.app.state import run_worker
 from slabscope.app.state.planning_controller import PlanningController
+from slabscope.app.icon import application_icon
 from slabscope.app.views.busy_overlay import BusyOverlay
 from slabscope.app.views.export_title import export_title
 from slabscope.app.views.png_export import render_png, render_svg

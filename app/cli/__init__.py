@@ -1,6 +1,6 @@
 """The `slabscope` command line: plan, export and run graphs without a screen, or open the window.
 
-Each subcommand lives in its own module of this package (`app/cli/<name>.py`) with
+Each subcommand lives in its own module of this package (`app/cli/<name>.py`, `slabscope.app.cli.<name>`) with
 `add_arguments(parser)` and `run(args) -> int`; this file only dispatches. Exit codes: 0 ok,
 2 bad input, 3 capacity or `--timeout`.
 """
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and not argv[0].startswith("-")):
         argv = ["open", *argv]
     args = build_parser(argv[0]).parse_args(argv)
-    module = importlib.import_module(f"slabscope.app.cli.{SUBCOMMANDS[args.command][0]}")
+    module = importlib.import_module(f"{__name__}.{SUBCOMMANDS[args.command][0]}")
     with warnings.catch_warnings(), terminate_cleanly():
         warnings.showwarning = _show_warning
         try:

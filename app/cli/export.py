@@ -12,6 +12,7 @@ from slabscope.planner.atomic_write import check_outputs
 from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
 from slabscope.app.cli.plan import split_order
+from slabscope.app.qt_binding import require_sound_binding
 from slabscope.app.render import VIEWS
 from slabscope.app.state.view_settings import ADDRESSES, SLAB_VIEWS, TABS, ViewSettings
 
