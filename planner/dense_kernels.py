@@ -37,54 +37,56 @@ _SMALL_SORT = 32
 
 
 @njit(cache=True, nogil=True)
-def _radix_rank(lo, count, base, ranked, spare, counts):
-    """Indices 0..count-1 ordered by lo (stable), by LSD radix sort on lo - base in bytes:
-    as fast on clustered offsets as on spread ones. Returns the array holding the order."""
+def _radix_rank(lo, members, spare, base):
+    """`members` (indices into lo) ordered by lo (stable), by LSD radix sort on lo - base in
+    bytes: as fast on clustered offsets as on spread ones. Returns the array holding them."""
     top = 0
-    for k in range(count):
-        ranked[k] = k
-        if lo[k] - base > top:
-            top = lo[k] - base
+    for k in range(members.shape[0]):
+        if lo[members[k]] - base > top:
+            top = lo[members[k]] - base
+    counts = np.empty(256, np.int64)
     shift = 0
     while (top >> shift) > 0:
         counts[:] = 0
-        for k in range(count):
-            counts[((lo[k] - base) >> shift) & 255] += 1
+        for k in range(members.shape[0]):
+            counts[((lo[members[k]] - base) >> shift) & 255] += 1
         total = 0
         for d in range(256):
             c = counts[d]
             counts[d] = total
             total += c
-        for k in range(count):
-            j = ranked[k]
+        for k in range(members.shape[0]):
+            j = members[k]
             d = ((lo[j] - base) >> shift) & 255
             spare[counts[d]] = j
             counts[d] += 1
-        ranked, spare = spare, ranked
+        members, spare = spare, members
         shift += 8
-    return ranked
+    return members
 
 
 @njit(cache=True, nogil=True)
-def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
-    """The offset for `size` bytes clear of spans [lo[k], hi[k]) for k < count: the lowest
-    (first fit) or the start of the smallest gap that holds it, lowest first (best fit), else
-    the top; none below `floor` (where the caller knows nothing fits). `scratch` is an int64
-    array of at least `scratch_entries(count)` entries."""
-    cursor = floor
-    if count == 0:
-        return cursor
-    if count <= _SMALL_SORT:
-        ranked = np.argsort(lo[:count])
-    else:
-        base = lo[0]
-        for k in range(count):
-            if lo[k] < base:
-                base = lo[k]
-        ranked = _radix_rank(lo, count, base, scratch[:count], scratch[count:2 * count],
-                             scratch[2 * count:2 * count + 256])
-    best_at = -1
-    best_len = 0
+def _pass(s, h, size, fit, state):
+    """`_sweep` over the one span [s, h)."""
+    cursor = state[0]
+    if s > cursor:
+        gap = s - cursor
+        if gap >= size:
+            if fit == FIRST_FIT:
+                return True
+            if state[1] < 0 or gap < state[2]:
+                state[1] = cursor
+                state[2] = gap
+    if h > cursor:
+        state[0] = h
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _sweep(lo, hi, ranked, count, size, fit, state):
+    """Pass spans ranked[:count] (by start) with (cursor, best gap start, its length) in
+    `state`; True when first fit stops at state[0]."""
+    cursor = state[0]
     for k in range(count):
         j = ranked[k]
         s = lo[j]
@@ -92,18 +94,100 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
             gap = s - cursor
             if gap >= size:
                 if fit == FIRST_FIT:
-                    return cursor
-                if best_at < 0 or gap < best_len:
-                    best_at = cursor
-                    best_len = gap
+                    state[0] = cursor
+                    return True
+                if state[1] < 0 or gap < state[2]:
+                    state[1] = cursor
+                    state[2] = gap
         if hi[j] > cursor:
             cursor = hi[j]
-    return best_at if best_at >= 0 else cursor
+    state[0] = cursor
+    return False
+
+
+@njit(cache=True, nogil=True)
+def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
+    """The offset for `size` bytes clear of spans [lo[k], hi[k]) for k < count: the lowest
+    (first fit) or the start of the smallest gap that holds it, lowest first (best fit), else
+    the top; none below `floor` (where the caller knows nothing fits). `scratch` is an int64
+    array of at least `scratch_entries(count)` entries.
+
+    Spans go to 256 buckets by their leading bits of start (one pass); buckets are then swept
+    in order and sorted only when reached, so first fit stops early. Where a bucket is no
+    wider than the request, only its lowest start and highest end matter (a gap inside it is
+    too narrow), and nothing is moved at all.
+    """
+    state = scratch[:3]
+    state[0] = floor
+    state[1] = -1
+    state[2] = 0
+    if count <= _SMALL_SORT:
+        _sweep(lo, hi, np.argsort(lo[:count]), count, size, fit, state)
+    else:
+        base = lo[0]
+        top = lo[0]
+        for k in range(count):
+            if lo[k] < base:
+                base = lo[k]
+            if lo[k] > top:
+                top = lo[k]
+        shift = 0
+        while (top - base) >> shift >= 256:
+            shift += 1
+        counts = scratch[3:260]
+        low = scratch[260:516]
+        high = scratch[516:772]
+        ranked = scratch[772:772 + count]
+        spare = scratch[772 + count:772 + 2 * count]
+        counts[:] = 0
+        low[:] = -1
+        high[:] = 0
+        for k in range(count):
+            b = (lo[k] - base) >> shift
+            counts[b + 1] += 1
+            if low[b] < 0 or lo[k] < low[b]:
+                low[b] = lo[k]
+            if hi[k] > high[b]:
+                high[b] = hi[k]
+        narrow = (1 << shift) <= size
+        if not narrow:
+            for b in range(256):
+                counts[b + 1] += counts[b]
+            for k in range(count):  # counting sort by bucket; `counts` ends shifted by one
+                b = (lo[k] - base) >> shift
+                ranked[counts[b]] = k
+                counts[b] += 1
+        end = 0
+        for b in range(256):
+            begin = end
+            end = counts[b]
+            if low[b] < 0:
+                continue
+            if narrow or end - begin == 1:
+                if _pass(low[b], high[b], size, fit, state):
+                    break
+                continue
+            members = ranked[begin:end]
+            if end - begin <= _SMALL_SORT:
+                for k in range(1, end - begin):  # insertion sort: few members
+                    j = members[k]
+                    q = k
+                    while q > 0 and lo[members[q - 1]] > lo[j]:
+                        members[q] = members[q - 1]
+                        q -= 1
+                    members[q] = j
+            else:
+                members = _radix_rank(lo, members, spare[:end - begin], base)
+            if _sweep(lo, hi, members, end - begin, size, fit, state):
+                break
+    if fit == FIRST_FIT or state[1] < 0:
+        return state[0]
+    return state[1]
 
 
 def scratch_entries(count: int) -> int:
     """The scratch `lowest_gap` needs for up to `count` spans."""
-    return 2 * count + 256
+    return 2 * count + 772
 
 
 # -- interval lifetimes -------------------------------------------------------------------------
@@ -340,6 +424,22 @@ def _bitset_chunk(order, begin, size, rows, fit, placed, offset, lo, hi, scratch
     return request
 
 
+@njit(cache=True, nogil=True)
+def _widest_row(rows):
+    """The most set bits in one row."""
+    widest = 0
+    for i in range(rows.shape[0]):
+        bits = 0
+        for w in range(rows.shape[1]):
+            word = rows[i, w]
+            while word != 0:
+                word &= word - np.uint64(1)
+                bits += 1
+        if bits > widest:
+            widest = bits
+    return widest
+
+
 def bitset_rows(masks, n: int, cancel: CancelToken = NEVER) -> np.ndarray:
     """Python-int bitsets over n buffers (one per buffer) as rows of uint64 words."""
     words = (n + 63) // 64
@@ -359,8 +459,7 @@ class BitsetPlacer:
     def __init__(self, size: np.ndarray, rows: np.ndarray):
         self.size = np.ascontiguousarray(size, dtype=np.int64)
         self.rows = rows
-        self._widest = int(np.unpackbits(rows.view(np.uint8), axis=1).sum(axis=1).max()) \
-            if len(rows) else 0
+        self._widest = int(_widest_row(rows)) if len(rows) else 0
 
     def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
                 cancel: CancelToken = NEVER) -> np.ndarray:
