@@ -12,9 +12,10 @@ Two placement kernels, both exact (the same offsets as `traced_placement.place`)
   placed set word by word.
 
 Per step, the interval kernel also keeps the highest end and the bytes held by the placed
-buffers alive there: a step of the request's lifetime whose free bytes below that end are fewer
-than the request needs rules out every offset below it, so most requests land at once, and the
-rest sweep only the spans above that floor, sorted by a radix sort (`lowest_gap`).
+buffers alive there, and an offset below which all is taken: a step of the request's lifetime
+whose free bytes below that end are fewer than the request needs rules out every offset below
+it, as does each step's taken prefix, so most requests land at once, and the rest sweep only
+the spans above that floor, bucketed and sorted only as far as first fit reads (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
 poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
@@ -244,15 +245,16 @@ def _store(base, fill, node_lo, node_hi, v, at, end):
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
                     cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, ceiling,
-                    held, offset, lo, hi, scratch, pair_limit):
+                    held, prefix, offset, lo, hi, scratch, pair_limit):
     """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
     the next request to place (order.shape[0] when done).
 
     Per step, `ceiling` is the highest end and `held` the bytes of the placed buffers alive
-    there (pairwise disjoint, as they all conflict). Where a step of the request's lifetime
-    has fewer free bytes below its ceiling than the request needs, nothing fits below that
-    ceiling: the highest such ceiling is a floor, and only spans reaching above it are
-    gathered; when it is the highest ceiling of all, the request lands right there.
+    there (pairwise disjoint, as they all conflict), and `prefix` an offset below which every
+    byte is taken there. Where a step of the request's lifetime has fewer free bytes below its
+    ceiling than the request needs, nothing fits below that ceiling; nothing fits below any
+    step's prefix either. The highest of these is a floor, and only spans reaching above it
+    are gathered; when it is the highest ceiling of all, the request lands right there.
     """
     visited = 0
     request = begin
@@ -267,8 +269,11 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
             c = ceiling[t]
             if c > top:
                 top = c
-            if c - held[t] < need and c > floor:
-                floor = c
+            if c - held[t] < need:
+                if c > floor:
+                    floor = c
+            elif prefix[t] > floor:
+                floor = prefix[t]
         visited += e - s + 1
         if floor == top:
             at = floor
@@ -301,6 +306,8 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
             held[t] += need
             if end > ceiling[t]:
                 ceiling[t] = end
+            if at <= prefix[t] < end:
+                prefix[t] = end
         a = s + leaves
         b = e + leaves + 1
         while a < b:
@@ -351,7 +358,7 @@ class IntervalPlacer:
         cover_hi = np.empty_like(cover_lo)
         point_lo = np.empty(int(self.point_base[-1]), np.int64)
         point_hi = np.empty_like(point_lo)
-        ceiling, held = np.zeros(self.leaves, np.int64), np.zeros(self.leaves, np.int64)
+        ceiling, held, prefix = (np.zeros(self.leaves, np.int64) for _ in range(3))
         done = 0
         while done < len(order):
             if stop is not None and stop[0]:
@@ -360,7 +367,7 @@ class IntervalPlacer:
             done = _interval_chunk(order, done, self.size, self.first, self.last, fit,
                                    self.leaves, self.cover_base, cover_fill, cover_lo, cover_hi,
                                    self.point_base, point_fill, point_lo, point_hi, ceiling,
-                                   held, offset, lo, hi, scratch, CHUNK_PAIRS)
+                                   held, prefix, offset, lo, hi, scratch, CHUNK_PAIRS)
         return offset
 
 
