@@ -74,6 +74,7 @@ class _Work:
         self.limit = iterations
         self.used = 0
         self.cancel = cancel
+        self.cut = False  # whether the deadline stopped work the limit still allowed
 
     def left(self) -> int | None:
         """Steps left under the iteration limit (None: no limit)."""
@@ -89,13 +90,19 @@ class _Work:
     def over(self) -> bool:
         """Whether to stop: the limit or deadline reached (raises `Cancelled` when cancelled)."""
         self.cancel.check()
-        return (self.limit is not None and self.used >= self.limit) or \
-            time.perf_counter() >= self.deadline
+        if self.limit is not None and self.used >= self.limit:
+            return True
+        return self._past_deadline()
+
+    def _past_deadline(self) -> bool:
+        if time.perf_counter() >= self.deadline:
+            self.cut = True
+        return self.cut
 
     def interrupted(self) -> bool:
         """Whether a running kernel should stop now: cancelled, or past the deadline (asked by
         the thread that watches it)."""
-        return self.cancel.cancelled or time.perf_counter() >= self.deadline
+        return self.cancel.cancelled or self._past_deadline()
 
 
 @dataclasses.dataclass
@@ -170,17 +177,21 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
     plan = plan_order(graph, model, best.order, best.fit, capacity,
                       f"search ({best.label}, {best.fit} fit)", packer, best.offsets,
                       cancel=cancel)
-    return _stamped(plan, seed, work.used, bound.bytes, proven)
+    return _stamped(plan, seed, work.used, bound.bytes, proven, budget if work.cut else None)
 
 
-def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int) -> Plan:
-    """`plan` with its seed, the steps spent and what is known of its optimality."""
+def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int,
+             cut_by: float | None = None) -> Plan:
+    """`plan` with its seed, the steps spent and what is known of its optimality; `cut_by`,
+    the budget when it stopped work the iterations still allowed."""
     if plan.slab_bytes <= proven:
         proof = "optimal"
     else:
         proof = f"best found, {plan.slab_bytes / bound - 1:.2%} over the bound"
         if proven > bound:
             proof += f" ({plan.slab_bytes / proven - 1:.2%} over what exact search proved)"
+        if cut_by is not None:
+            proof += f"; the {cut_by:g} s budget cut the work short after {steps:,} steps"
     return dataclasses.replace(plan, seed=seed, iterations=steps, proof=proof)
 
 
