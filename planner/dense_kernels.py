@@ -33,7 +33,7 @@ FIRST_FIT, BEST_FIT = 0, 1
 # Conflicting pairs visited between two looks at the cancel token or stop flag (~10-30 ms).
 CHUNK_PAIRS = 1 << 23
 
-# Spans up to this many are sorted by comparison; more by a radix sort.
+# Spans (or bucket members) up to this many are sorted by comparison; more by buckets or radix.
 _SMALL_SORT = 32
 
 
@@ -113,8 +113,8 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
     the top; none below `floor` (where the caller knows nothing fits). `scratch` is an int64
     array of at least `scratch_entries(count)` entries.
 
-    Spans go to 256 buckets by their leading bits of start (one pass); buckets are then swept
-    in order and sorted only when reached, so first fit stops early. Where a bucket is no
+    Spans go to about one bucket each by their leading bits of start (one pass); buckets are
+    then swept in order and sorted only when reached, so first fit stops early. Where a bucket is no
     wider than the request, only its lowest start and highest end matter (a gap inside it is
     too narrow), and nothing is moved at all.
     """
@@ -132,14 +132,15 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
                 base = lo[k]
             if lo[k] > top:
                 top = lo[k]
+        buckets = _buckets_for(count)
         shift = 0
-        while (top - base) >> shift >= 256:
+        while (top - base) >> shift >= buckets:
             shift += 1
-        counts = scratch[3:260]
-        low = scratch[260:516]
-        high = scratch[516:772]
-        ranked = scratch[772:772 + count]
-        spare = scratch[772 + count:772 + 2 * count]
+        counts = scratch[3:4 + buckets]
+        low = scratch[4 + buckets:4 + 2 * buckets]
+        high = scratch[4 + 2 * buckets:4 + 3 * buckets]
+        ranked = scratch[4 + 3 * buckets:4 + 3 * buckets + count]
+        spare = scratch[4 + 3 * buckets + count:4 + 3 * buckets + 2 * count]
         counts[:] = 0
         low[:] = -1
         high[:] = 0
@@ -152,14 +153,14 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
                 high[b] = hi[k]
         narrow = (1 << shift) <= size
         if not narrow:
-            for b in range(256):
+            for b in range(buckets):
                 counts[b + 1] += counts[b]
             for k in range(count):  # counting sort by bucket; `counts` ends shifted by one
                 b = (lo[k] - base) >> shift
                 ranked[counts[b]] = k
                 counts[b] += 1
         end = 0
-        for b in range(256):
+        for b in range(buckets):
             begin = end
             end = counts[b]
             if low[b] < 0:
@@ -186,9 +187,18 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
     return state[1]
 
 
+@njit(cache=True, nogil=True)
+def _buckets_for(count):
+    """Buckets by start for `count` spans: about one per span, 256 to 65,536."""
+    buckets = 256
+    while buckets < count and buckets < 65_536:
+        buckets *= 2
+    return buckets
+
+
 def scratch_entries(count: int) -> int:
     """The scratch `lowest_gap` needs for up to `count` spans."""
-    return 2 * count + 772
+    return 4 + 3 * _buckets_for(count) + 2 * count
 
 
 # -- interval lifetimes -------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import numpy as np
 from ._numba import njit
 from .bitset import members
 from .cancel import NEVER, CancelToken
-from .dense_kernels import (BEST_FIT, FIRST_FIT, BitsetPlacer, IntervalPlacer, bitset_rows,
-                            lowest_gap)
+from .dense_kernels import (BEST_FIT, FIRST_FIT, BitsetPlacer, IntervalPlacer, _buckets_for,
+                            bitset_rows, lowest_gap)
 from .dense_kernels import warm_up as dense_warm_up
 
 # Past this many conflict-list entries (two per conflicting pair), lists cost too much memory.
@@ -41,7 +41,7 @@ def _listed(order, size, adj_start, adj, fit, stop):
     placed = np.zeros(n, np.bool_)
     lo = np.empty(n, np.int64)
     hi = np.empty(n, np.int64)
-    scratch = np.empty(2 * n + 256, np.int64)  # dense_kernels.scratch_entries(n)
+    scratch = np.empty(4 + 3 * _buckets_for(n) + 2 * n, np.int64)  # scratch_entries(n)
     for request in range(order.shape[0]):
         if request % _REQUESTS_PER_POLL == 0 and stop[0]:
             break
