@@ -1,16 +1,19 @@
 """How `slabscope plan FILE --json` (first fit and the lower bound) grows with the graph, beside a
 baseline checkout of the planner, each run as its own process.
 
-Run: .venv/bin/python bench/planner_scale.py [--baseline 3caa977] [--baseline-timeout 60]
-     [--only layered,chain-dag,chain-serial,csv] [--quick]
+Run: .venv/bin/python bench/planner_scale.py [--baseline f5ea06f] [--baseline-timeout 60]
+     [--only layered,chain-dag,chain-serial,csv,dense] [--quick] [--no-omnimalloc]
 
 For each kind of graph (a layered DAG whose lanes fork and join, dag model; a chain with a
-schedule under both models; MiniMalloc CSV rows, serial model) and size, it prints the wall time
-and peak resident memory of the whole process (the child's own rusage from `os.wait4`), the
-issue's goal where one exists, the same for the baseline (a `git worktree` of the baseline commit,
-made in a temporary folder and removed afterwards; run under a timeout and an address-space cap so
-old quadratic code cannot starve the machine), and the growth exponent log(t2/t1)/log(n2/n1)
-between consecutive sizes. Timings on a shared machine are noisy: read ratios, not digits.
+schedule under both models; sparse MiniMalloc CSV rows and rows at idealloc Y_1's density
+(`bench/dense_trace.py`), serial model) and size, it prints the wall time and peak resident
+memory of the whole process (the child's own rusage from `os.wait4`), the issue's goal where one
+exists, the same for the baseline (the baseline commit's files from `git archive`, unpacked in a
+temporary folder; run under a timeout and an address-space cap so old quadratic code cannot
+starve the machine), and the growth exponent log(t2/t1)/log(n2/n1) between consecutive sizes.
+For the dense rows it also runs omnimalloc's C++ greedy on the same intervals (in its own
+process, with the same timeout; a refusal is shown as its one-line reason). Timings on a shared
+machine are noisy: read ratios, not digits.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.chain import chain_graph_data, minimalloc_rows  # noqa: E402
+from bench.dense_trace import dense_rows  # noqa: E402
 from bench.layered import layered_graph_data  # noqa: E402
 
 # kind -> (sizes, file suffix, extra plan arguments, {size: (goal seconds, goal GiB)})
@@ -42,6 +46,8 @@ KINDS = {
     "chain-serial": ((1_000, 10_000, 100_000), ".json", ["--conflicts", "serial"],
                      {100_000: (5, 1)}),
     "csv": ((1_000, 10_000, 100_000, 1_000_000), ".csv", [], {1_000_000: (15, 1.5)}),
+    "dense": ((10_000, 62_185, 200_000, 1_000_000), ".csv", [],
+              {200_000: (3, 1.5), 1_000_000: (15, 1.5)}),
 }
 QUICK_LIMIT = 10_000
 
@@ -54,6 +60,8 @@ def write_graph(kind: str, size: int, folder: Path) -> Path:
             path.write_text(json.dumps(layered_graph_data(size, size)))
         elif kind == "csv":
             path.write_text(minimalloc_rows(size))
+        elif kind == "dense":
+            path.write_text(dense_rows(size))
         else:
             path.write_text(json.dumps(chain_graph_data(size)))
     return path
@@ -85,6 +93,32 @@ def run_plan(tree: Path, path: Path, extra: list[str], timeout: float, memory_ca
     return seconds, usage.ru_maxrss * 1024, outcome
 
 
+_OMNIMALLOC = """
+import sys, time, numpy as np, omnimalloc
+rows = np.loadtxt(sys.argv[1], delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
+allocations = [omnimalloc.Allocation(int(i), int(s), int(lo), int(hi))
+               for i, lo, hi, s in rows.tolist()]
+began = time.perf_counter()
+placed = omnimalloc.allocate(allocations, omnimalloc.allocators.GreedyAllocator())
+seconds = time.perf_counter() - began
+print(f"{seconds:.2f} s to place, slab {max(a.offset + a.size for a in placed):,}")
+"""
+
+
+def run_omnimalloc(path: Path, timeout: float) -> str:
+    """omnimalloc's greedy on a MiniMalloc CSV, in its own process: its time and slab, or why
+    not (not installed, a refusal, a timeout)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _OMNIMALLOC, str(path)], timeout=timeout,
+                              capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        return f"no answer in {timeout:.0f} s"
+    if done.returncode:
+        lines = done.stderr.strip().splitlines()
+        return f"refused: {lines[-1][:110] if lines else f'exit {done.returncode}'}"
+    return done.stdout.strip()
+
+
 def exponent(rows: list[tuple[int, float | None]]) -> list[str]:
     """Growth exponents between consecutive (size, seconds) rows ('' where unknown)."""
     out = [""]
@@ -95,8 +129,10 @@ def exponent(rows: list[tuple[int, float | None]]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", default="3caa977", help="commit to compare against "
+    parser.add_argument("--baseline", default="f5ea06f", help="commit to compare against "
                                                                 "('' for none)")
+    parser.add_argument("--no-omnimalloc", action="store_true",
+                        help="skip omnimalloc's greedy on the dense rows")
     parser.add_argument("--baseline-timeout", type=float, default=60.0)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--memory-cap-gib", type=float, default=6.0)
@@ -111,8 +147,10 @@ def main() -> None:
         baseline = None
         if args.baseline:
             baseline = scratch / "baseline"
-            subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline],
-                           cwd=ROOT, check=True, capture_output=True)
+            baseline.mkdir()
+            archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(baseline)], input=archive, check=True)
         try:
             print(f"{'graph':<13} {'size':>9}  {'seconds':>8} {'peak MiB':>9} {'exp':>5}  "
                   f"{'goal':>11}  {'baseline s':>10} {'MiB':>7} {'exp':>5}  {'ratio':>6}",
@@ -140,13 +178,15 @@ def main() -> None:
                     print(f"{kind:<13} {size:>9,}  {shown[0]:>8} {shown[1]:>9} {e_new:>5}  "
                           f"{goal_text:>11}  {old_shown[0]:>10} {old_shown[1]:>7} {e_old:>5}  "
                           f"{ratio:>6}", flush=True)
+                    if kind == "dense" and not args.no_omnimalloc:
+                        print(f"    omnimalloc greedy: "
+                              f"{run_omnimalloc(write_graph(kind, size, scratch), args.timeout)}",
+                              flush=True)
                     for label, result in (("new", new), ("baseline", old)):
                         if result and result[2] not in ("ok", "timeout"):
                             print(f"    {label}: {result[2]}")
         finally:
             if baseline is not None:
-                subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT,
-                               capture_output=True)
                 shutil.rmtree(baseline, ignore_errors=True)
 
 

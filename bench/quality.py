@@ -1,6 +1,6 @@
 """How far from optimal each algorithm's slab is, on real models and public allocation benchmarks.
 
-Run: .venv/bin/python bench/quality.py [--suite standard|hard|all] [--only NAME] [--budget S]
+Run: .venv/bin/python bench/quality.py [--suite standard|hard|dense|all] [--only NAME] [--budget S]
      [--omnimalloc-search] [--benchmarks DIR]
 
 standard: every light ONNX model shipped with the onnx package as the importer builds it, in the
@@ -16,7 +16,9 @@ lower bound and its time, then the best of omnimalloc's greedy allocators on the
 height where the benchmark publishes one. Every plan, omnimalloc's included, is checked (dag:
 `planner.verify`; serial: a sweep over time, as the pairwise check takes minutes on 60,000
 buffers); a plan that fails is shown as INVALID. Search budgets: --budget, else 5 s for the dag
-model and 10 s for the CSV benchmarks. Search runs with seed 0.
+model and 10 s for the CSV benchmarks. Search runs with seed 0. dense: generated traces at
+idealloc Y_1's density (`bench/dense_trace.py`, 2,525 live on average), 10,000 to 200,000 rows,
+in the serial model (not part of all: each takes minutes).
 """
 
 from __future__ import annotations
@@ -116,6 +118,26 @@ def hard_instances() -> list[Instance]:
                 for name, kind, a, k in GENERATED]
     return [Instance(name + ("/shuffled" if shuffled else ""), "dag", load, shuffled)
             for name, load in loaders for shuffled in (False, True)]
+
+
+# Rows of the dense suite's generated traces.
+DENSE_ROWS = (10_000, 62_185, 200_000)
+
+
+def dense_instances() -> list[Instance]:
+    """Generated MiniMalloc traces at Y_1's density, written to a temporary file and loaded."""
+    import tempfile
+
+    from bench.dense_trace import dense_rows
+
+    def load(rows: int) -> planner.Graph:
+        with tempfile.TemporaryDirectory(prefix="quality_dense_") as folder:
+            path = Path(folder) / f"dense_{rows}.csv"
+            path.write_text(dense_rows(rows))
+            return planner.load(path)
+
+    return [Instance(f"dense/{rows}", "serial", lambda rows=rows: load(rows))
+            for rows in DENSE_ROWS]
 
 
 def _readme_best_known(folder: Path) -> dict[str, int]:
@@ -351,10 +373,11 @@ def measure(instance: Instance, budget: float | None, with_omnimalloc: bool,
 def main(argv=None) -> int:
     """Print the quality table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", choices=("standard", "hard", "all"), default="all",
+    parser.add_argument("--suite", choices=("standard", "hard", "dense", "all"), default="all",
                         help="standard: ONNX models as imported and the CSV benchmarks; hard: "
                              "ONNX models with constants as buffers, generated graphs, "
-                             "shuffled orders (default: all)")
+                             "shuffled orders; dense: generated traces at Y_1's density "
+                             "(default: all, which is standard and hard)")
     parser.add_argument("--only", help="run only instances whose name contains this text")
     parser.add_argument("--omnimalloc-search", action="store_true",
                         help="also run omnimalloc's searches, each with the search budget")
@@ -376,6 +399,8 @@ def main(argv=None) -> int:
         instances += onnx_instances() + csv_instances(args.benchmarks)
     if args.suite in ("hard", "all"):
         instances += hard_instances()
+    if args.suite == "dense":
+        instances += dense_instances()
     if args.only:
         instances = [i for i in instances if args.only in i.name]
     header = ["instance", "model", "buffers", "lower bound", "LB time"]

@@ -201,8 +201,10 @@ class DagConflicts:
                 for q in ss:
                     preds[q].append(p)
             self._extreme_uses(cancel)
-            done = _propagate(range(len(succ)), preds, self._last_uses, cancel)
-            started = _propagate(range(len(succ) - 1, -1, -1), succ, self._first_uses, cancel)
+            after, before = self._closure(cancel)
+            done = _propagate(range(len(succ)), preds, self._last_uses, after, cancel)
+            started = _propagate(range(len(succ) - 1, -1, -1), succ, self._first_uses, before,
+                                 cancel)
             self._mask_parts = (done, started)
         return self._mask_parts
 
@@ -263,7 +265,8 @@ class DagConflicts:
         rank_of = np.empty(len(rank), dtype=np.int64)
         rank_of[rank] = np.arange(len(rank))
         succ = self._successor_positions
-        started = _propagate(range(len(succ) - 1, -1, -1), succ, self._first_uses, cancel,
+        started = _propagate(range(len(succ) - 1, -1, -1), succ, self._first_uses,
+                             self._closure(cancel)[1], cancel,
                              rank_of.tolist())
         return _BuffersAbove(started, self._last_uses, rank.tolist(), cancel)
 
@@ -330,24 +333,31 @@ def _pairs(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     return array[:, 0].copy(), array[:, 1].copy()
 
 
-def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken,
-               bit_of: list[int] | None = None) -> list[int]:
+# Buffers with more extreme uses than this are not tracked in rounds (one pass over the edges
+# each) but placed directly from the meet of their uses' reach: linear in their uses.
+_ROUNDS = 4
+
+
+def _propagate(order, inbound, extremes: list[list[int]], reach: list[int],
+               cancel: CancelToken, bit_of: list[int] | None = None) -> list[int]:
     """Per node v, the buffers whose every extreme use strictly precedes v along `inbound` edges
-    (buffer b is bit `bit_of[b]`, default b).
+    (buffer b is bit `bit_of[b]`, default b); `reach[p]`: the positions p strictly precedes.
 
     A buffer with one extreme use enters the sets just past that use and flows on; one with k
-    extreme uses is tracked in k rounds (round j follows its j-th extreme use) and kept only
-    where every round has it. Each round costs one bitset OR per edge.
+    extreme uses (k up to `_ROUNDS`) is tracked in k rounds (round j follows its j-th extreme
+    use) and kept only where every round has it. Each round costs one bitset OR per edge. A
+    buffer with more is added where the reach of all its extreme uses meets.
     """
     n = len(inbound)
-    rounds = max((len(e) for e in extremes), default=1)
     bit_of = range(len(extremes)) if bit_of is None else bit_of
+    many = [b for b, ext in enumerate(extremes) if len(ext) > _ROUNDS]
+    rounds = max((len(e) for e in extremes if len(e) <= _ROUNDS), default=1)
     result: list[int] | None = None
     for j in range(rounds):
         entering: list[list[int]] = [[] for _ in range(n)]
         tracked = []
         for b, ext in enumerate(extremes):
-            if len(ext) > j:
+            if j < len(ext) <= _ROUNDS:
                 entering[ext[j]].append(bit_of[b])
                 tracked.append(bit_of[b])
         entering_bits = [0] * n
@@ -370,6 +380,11 @@ def _propagate(order, inbound, extremes: list[list[int]], cancel: CancelToken,
             untracked = ~_bits(tracked)
             cancel.check()
             result = [r & (bits | untracked) for r, bits in zip(result, reached)]
+    for b in many:
+        cancel.check()
+        bit = 1 << bit_of[b]
+        for v in members(_meet(reach, extremes[b])):
+            result[v] |= bit
     return result
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -66,7 +67,8 @@ class Plan:
     """Every buffer's offset in one slab, in request order, with the placement trace."""
 
     placements: tuple[Placement, ...]
-    steps: tuple[PlacementStep, ...]
+    # A tuple, or a `lazy_trace.PlacementTrace` that derives each step when indexed.
+    steps: Sequence[PlacementStep]
     slab_bytes: int
     no_reuse_bytes: int
     algorithm: str

@@ -75,6 +75,7 @@ class _Work:
         self.limit = iterations
         self.used = 0
         self.cancel = cancel
+        self.cut = False  # whether the deadline stopped work the limit still allowed
 
     def left(self) -> int | None:
         """Steps left under the iteration limit (None: no limit)."""
@@ -91,8 +92,15 @@ class _Work:
         """Whether to stop: the limit or deadline reached (raises `Cancelled` when cancelled)."""
         now = time.perf_counter()
         self._report(now)
-        return (self.limit is not None and self.used >= self.limit) or \
-            now >= self.deadline
+        if self.limit is not None and self.used >= self.limit:
+            return True
+        return self._past_deadline(now)
+
+    def _past_deadline(self, now: float) -> bool:
+        """Whether the deadline has passed; once it has, the work was cut short."""
+        if now >= self.deadline:
+            self.cut = True
+        return self.cut
 
     def interrupted(self) -> bool:
         """Whether a running kernel should stop now: cancelled, or past the deadline (asked by
@@ -102,7 +110,7 @@ class _Work:
             self._report(now)
         except Cancelled:
             return True
-        return now >= self.deadline
+        return self._past_deadline(now)
 
     def _report(self, now: float) -> None:
         """Tell the token how far search is: its steps against the limit, else its time against
@@ -184,17 +192,21 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
     plan = plan_order(graph, model, best.order, best.fit, capacity,
                       f"search ({best.label}, {best.fit} fit)", packer, best.offsets,
                       cancel=cancel)
-    return _stamped(plan, seed, work.used, bound.bytes, proven)
+    return _stamped(plan, seed, work.used, bound.bytes, proven, budget if work.cut else None)
 
 
-def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int) -> Plan:
-    """`plan` with its seed, the steps spent and what is known of its optimality."""
+def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int,
+             cut_by: float | None = None) -> Plan:
+    """`plan` with its seed, the steps spent and what is known of its optimality; `cut_by`,
+    the budget when it stopped work the iterations still allowed."""
     if plan.slab_bytes <= proven:
         proof = "optimal"
     else:
         proof = f"best found, {plan.slab_bytes / bound - 1:.2%} over the bound"
         if proven > bound:
             proof += f" ({plan.slab_bytes / proven - 1:.2%} over what exact search proved)"
+        if cut_by is not None:
+            proof += f"; the {cut_by:g} s budget cut the work short after {steps:,} steps"
     return dataclasses.replace(plan, seed=seed, iterations=steps, proof=proof)
 
 

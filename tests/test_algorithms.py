@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner import greedy, packing
+from slabscope.planner import dense_kernels, greedy, packing
 from tests.examples import DIAMOND, RELU_UNFUSED
 from tests.strategies import interval_graphs, small_graphs
 
@@ -39,17 +39,18 @@ def test_array_kernels_match_the_traced_placer(graph, fit, data):
     size = np.asarray(graph.reserved, dtype=np.int64)
     starts, adj = packing._interval_lists(model.first, model.last)
     for offsets in (packing.listed_offsets(order, size, starts, adj, greedy.FITS[fit]),
-                    packing.interval_offsets(order, size, model.first, model.last,
-                                             greedy.FITS[fit])):
+                    dense_kernels.IntervalPlacer(size, model.first, model.last)
+                    .offsets(order, greedy.FITS[fit])):
         assert [int(offsets[graph.buffer_index[p.name]]) for p in traced.placements] == \
             [p.offset for p in traced.placements]
 
 
-def test_untraced_plans_verify_and_respect_capacity(monkeypatch):
+def test_kernel_plans_trace_lazily_and_respect_capacity():
     graph = planner.load(RELU_UNFUSED)
-    monkeypatch.setattr(greedy, "TRACE_PAIRS_LIMIT", -1)
     plan = planner.plan(graph, "largest-first", conflicts="serial")
-    assert plan.steps == () and planner.verify(graph, plan).ok
+    model = planner.conflict_model(graph, "serial")
+    traced = planner.traced_placement.place(graph, model, greedy.largest_first_order(graph, model))
+    assert planner.verify(graph, plan).ok and tuple(plan.steps) == traced.steps
     with pytest.raises(planner.CapacityError, match="request 1"):
         planner.plan(graph, "largest-first", conflicts="serial", capacity=1_100_000)
 
@@ -187,6 +188,6 @@ def test_kernels_match_the_traced_placer_on_many_overlapping_spans(fit):
     starts, adj = packing._interval_lists(model.first, model.last)
     want = [p.offset for p in traced.placements]
     for offsets in (packing.listed_offsets(order, size, starts, adj, greedy.FITS[fit]),
-                    packing.interval_offsets(order, size, model.first, model.last,
-                                             greedy.FITS[fit])):
+                    dense_kernels.IntervalPlacer(size, model.first, model.last)
+                    .offsets(order, greedy.FITS[fit])):
         assert [int(offsets[graph.buffer_index[p.name]]) for p in traced.placements] == want

@@ -9,6 +9,7 @@ from slabscope import planner
 from slabscope.planner.atomic_write import check_outputs
 from slabscope.planner.cancel import NEVER, CancelToken
 from slabscope.planner.input_limits import one_line
+from slabscope.planner.lazy_trace import reuses_by_name
 from slabscope.planner.minimalloc_csv import write_minimalloc_csv
 from slabscope.planner.torch_snapshot import load_snapshot
 
@@ -116,9 +117,10 @@ def format_plan(graph, result, bound=None) -> str:
     Plans without a trace (very large graphs) show "?" for reuses.
     """
     rows = [("#", "request", "bytes", "offset", "reuses")]
-    steps = result.steps or [None] * len(result.placements)
-    for request, (step, placement) in enumerate(zip(steps, result.placements)):
-        reuses = "?" if step is None else ", ".join(map(one_line, step.reuses)) or "-"
+    reuses_of = reuses_by_name(result) if result.steps else {}
+    for request, placement in enumerate(result.placements):
+        reuses = reuses_of.get(placement.name)
+        reuses = "?" if reuses is None else ", ".join(map(one_line, reuses)) or "-"
         rows.append((str(request), one_line(placement.name), f"{placement.bytes:,}",
                      f"{placement.offset:,}", reuses))
     widths = [max(len(r[c]) for r in rows) for c in range(4)]

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout,
                                QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
 
 from slabscope import planner
+from slabscope.planner.lazy_trace import reuses_by_name
 from slabscope.app.views.buffer_details import stack_frames
 from slabscope.app.views.buffer_emphasis import PointerOutlines
 from slabscope.app.views.identity_cache import IdentityCache
@@ -41,8 +42,7 @@ class BufferTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.session = session
         self._graph = None
-        self._plan = None
-        self._steps: dict | None = None  # the plan's steps by name, built on first use
+        self._steps: dict | None = None  # the plan's reuses by buffer name, built on first use
         self._counts: list[int] | None = None
         self._counts_graph = None
         self._conflict_counts: dict[str, list[int]] = {}  # per conflict model, for `_counts_graph`
@@ -106,9 +106,8 @@ class BufferTableModel(QAbstractTableModel):
         if self._plan is None:
             return ()
         if self._steps is None:
-            self._steps = {s.name: s for s in self._plan.steps}
-        step = self._steps.get(buf.name)
-        return step.reuses if step else ()
+            self._steps = reuses_by_name(self._plan)
+        return self._steps.get(buf.name, ())
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() or self._graph is None else len(self._graph.buffers)

@@ -1,0 +1,509 @@
+"""First fit and best fit at real density: thousands of placed buffers beside each request.
+
+Two placement kernels, both exact (the same offsets as `traced_placement.place`):
+
+- `IntervalPlacer`, for interval lifetimes (the serial model, or a DAG with one order). Placed
+  buffers are kept in two segment trees over steps, their offsets stored in the trees' own
+  contiguous arrays: one holds each buffer on the nodes that tile its lifetime (a walk from a
+  leaf to the root finds every placed buffer alive at a step), the other on every node above its
+  first step (the nodes that tile a step range find every placed buffer starting inside it). A
+  request's conflicting placed buffers are then a few contiguous runs, read in sequence.
+- `BitsetPlacer`, for any conflict model: conflict sets as rows of 64-bit words, ANDed with the
+  placed set word by word.
+
+Per step, the interval kernel also keeps the highest end and the bytes held by the placed
+buffers alive there, and an offset below which all is taken: a step of the request's lifetime
+whose free bytes below that end are fewer than the request needs rules out every offset below
+it, as does each step's taken prefix, so most requests land at once, and the rest sweep only
+the spans above that floor, bucketed and sorted only as far as first fit reads (`lowest_gap`).
+
+Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
+poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._numba import njit
+from .cancel import NEVER, CancelToken
+
+FIRST_FIT, BEST_FIT = 0, 1
+
+# Conflicting pairs visited between two looks at the cancel token or stop flag (~10-30 ms).
+CHUNK_PAIRS = 1 << 23
+
+# Spans (or bucket members) up to this many are sorted by comparison; more by buckets or radix.
+_SMALL_SORT = 32
+
+
+@njit(cache=True, nogil=True)
+def _radix_rank(lo, members, spare, base):
+    """`members` (indices into lo) ordered by lo (stable), by LSD radix sort on lo - base in
+    bytes: as fast on clustered offsets as on spread ones. Returns the array holding them."""
+    top = 0
+    for k in range(members.shape[0]):
+        if lo[members[k]] - base > top:
+            top = lo[members[k]] - base
+    counts = np.empty(256, np.int64)
+    shift = 0
+    while (top >> shift) > 0:
+        counts[:] = 0
+        for k in range(members.shape[0]):
+            counts[((lo[members[k]] - base) >> shift) & 255] += 1
+        total = 0
+        for d in range(256):
+            c = counts[d]
+            counts[d] = total
+            total += c
+        for k in range(members.shape[0]):
+            j = members[k]
+            d = ((lo[j] - base) >> shift) & 255
+            spare[counts[d]] = j
+            counts[d] += 1
+        members, spare = spare, members
+        shift += 8
+    return members
+
+
+@njit(cache=True, nogil=True)
+def _pass(s, h, size, fit, state):
+    """`_sweep` over the one span [s, h)."""
+    cursor = state[0]
+    if s > cursor:
+        gap = s - cursor
+        if gap >= size:
+            if fit == FIRST_FIT:
+                return True
+            if state[1] < 0 or gap < state[2]:
+                state[1] = cursor
+                state[2] = gap
+    if h > cursor:
+        state[0] = h
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _sweep(lo, hi, ranked, count, size, fit, state):
+    """Pass spans ranked[:count] (by start) with (cursor, best gap start, its length) in
+    `state`; True when first fit stops at state[0]."""
+    cursor = state[0]
+    for k in range(count):
+        j = ranked[k]
+        s = lo[j]
+        if s > cursor:
+            gap = s - cursor
+            if gap >= size:
+                if fit == FIRST_FIT:
+                    state[0] = cursor
+                    return True
+                if state[1] < 0 or gap < state[2]:
+                    state[1] = cursor
+                    state[2] = gap
+        if hi[j] > cursor:
+            cursor = hi[j]
+    state[0] = cursor
+    return False
+
+
+@njit(cache=True, nogil=True)
+def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
+    """The offset for `size` bytes clear of spans [lo[k], hi[k]) for k < count: the lowest
+    (first fit) or the start of the smallest gap that holds it, lowest first (best fit), else
+    the top; none below `floor` (where the caller knows nothing fits). `scratch` is an int64
+    array of at least `scratch_entries(count)` entries.
+
+    Spans go to about one bucket each by their leading bits of start (one pass); buckets are
+    then swept in order and sorted only when reached, so first fit stops early. Where a bucket is no
+    wider than the request, only its lowest start and highest end matter (a gap inside it is
+    too narrow), and nothing is moved at all.
+    """
+    state = scratch[:3]
+    state[0] = floor
+    state[1] = -1
+    state[2] = 0
+    if count <= _SMALL_SORT:
+        _sweep(lo, hi, np.argsort(lo[:count]), count, size, fit, state)
+    else:
+        base = lo[0]
+        top = lo[0]
+        for k in range(count):
+            if lo[k] < base:
+                base = lo[k]
+            if lo[k] > top:
+                top = lo[k]
+        buckets = _buckets_for(count)
+        shift = 0
+        while (top - base) >> shift >= buckets:
+            shift += 1
+        counts = scratch[3:4 + buckets]
+        low = scratch[4 + buckets:4 + 2 * buckets]
+        high = scratch[4 + 2 * buckets:4 + 3 * buckets]
+        ranked = scratch[4 + 3 * buckets:4 + 3 * buckets + count]
+        spare = scratch[4 + 3 * buckets + count:4 + 3 * buckets + 2 * count]
+        counts[:] = 0
+        low[:] = -1
+        high[:] = 0
+        for k in range(count):
+            b = (lo[k] - base) >> shift
+            counts[b + 1] += 1
+            if low[b] < 0 or lo[k] < low[b]:
+                low[b] = lo[k]
+            if hi[k] > high[b]:
+                high[b] = hi[k]
+        narrow = (1 << shift) <= size
+        if not narrow:
+            for b in range(buckets):
+                counts[b + 1] += counts[b]
+            for k in range(count):  # counting sort by bucket; `counts` ends shifted by one
+                b = (lo[k] - base) >> shift
+                ranked[counts[b]] = k
+                counts[b] += 1
+        end = 0
+        for b in range(buckets):
+            begin = end
+            end = counts[b]
+            if low[b] < 0:
+                continue
+            if narrow or end - begin == 1:
+                if _pass(low[b], high[b], size, fit, state):
+                    break
+                continue
+            members = ranked[begin:end]
+            if end - begin <= _SMALL_SORT:
+                for k in range(1, end - begin):  # insertion sort: few members
+                    j = members[k]
+                    q = k
+                    while q > 0 and lo[members[q - 1]] > lo[j]:
+                        members[q] = members[q - 1]
+                        q -= 1
+                    members[q] = j
+            else:
+                members = _radix_rank(lo, members, spare[:end - begin], base)
+            if _sweep(lo, hi, members, end - begin, size, fit, state):
+                break
+    if fit == FIRST_FIT or state[1] < 0:
+        return state[0]
+    return state[1]
+
+
+@njit(cache=True, nogil=True)
+def _buckets_for(count):
+    """Buckets by start for `count` spans: about one per span, 256 to 65,536."""
+    buckets = 256
+    while buckets < count and buckets < 65_536:
+        buckets *= 2
+    return buckets
+
+
+def scratch_entries(count: int) -> int:
+    """The scratch `lowest_gap` needs for up to `count` spans."""
+    return 4 + 3 * _buckets_for(count) + 2 * count
+
+
+# -- interval lifetimes -------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _tree_capacity(first, last, leaves):
+    """Per node (heap layout: root 1, leaf t at leaves + t), how many buffers the lifetime tree
+    and the start tree can hold there: CSR starts over nodes, one array each."""
+    nodes = 2 * leaves
+    cover = np.zeros(nodes + 1, np.int64)
+    point = np.zeros(nodes + 1, np.int64)
+    for i in range(first.shape[0]):
+        a = first[i] + leaves
+        b = last[i] + leaves + 1
+        while a < b:
+            if a & 1:
+                cover[a + 1] += 1
+                a += 1
+            if b & 1:
+                b -= 1
+                cover[b + 1] += 1
+            a >>= 1
+            b >>= 1
+        v = first[i] + leaves
+        while v >= 1:
+            point[v + 1] += 1
+            v >>= 1
+    for v in range(nodes):
+        cover[v + 1] += cover[v]
+        point[v + 1] += point[v]
+    return cover, point
+
+
+@njit(cache=True, nogil=True)
+def _read(base, fill, node_lo, node_hi, v, floor, lo, hi, count):
+    """Append the spans stored on node `v` that reach above `floor`; the new count."""
+    for k in range(base[v], base[v] + fill[v]):
+        if node_hi[k] > floor:
+            lo[count] = node_lo[k]
+            hi[count] = node_hi[k]
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _store(base, fill, node_lo, node_hi, v, at, end):
+    k = base[v] + fill[v]
+    node_lo[k] = at
+    node_hi[k] = end
+    fill[v] += 1
+
+
+@njit(cache=True, nogil=True)
+def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
+                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, ceiling,
+                    held, prefix, offset, lo, hi, scratch, pair_limit):
+    """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
+    the next request to place (order.shape[0] when done).
+
+    Per step, `ceiling` is the highest end and `held` the bytes of the placed buffers alive
+    there (pairwise disjoint, as they all conflict), and `prefix` an offset below which every
+    byte is taken there. Where a step of the request's lifetime has fewer free bytes below its
+    ceiling than the request needs, nothing fits below that ceiling; nothing fits below any
+    step's prefix either. The highest of these is a floor, and only spans reaching above it
+    are gathered; when it is the highest ceiling of all, the request lands right there.
+    """
+    visited = 0
+    request = begin
+    while request < order.shape[0] and visited < pair_limit:
+        i = order[request]
+        s = first[i]
+        e = last[i]
+        need = size[i]
+        top = 0
+        floor = 0
+        for t in range(s, e + 1):
+            c = ceiling[t]
+            if c > top:
+                top = c
+            if c - held[t] < need:
+                if c > floor:
+                    floor = c
+            elif prefix[t] > floor:
+                floor = prefix[t]
+        visited += e - s + 1
+        if floor == top:
+            at = floor
+        else:
+            count = 0
+            v = s + leaves
+            while v >= 1:  # placed buffers alive at step s: on the nodes from leaf s to the root
+                visited += cover_fill[v]
+                count = _read(cover_base, cover_fill, cover_lo, cover_hi, v, floor, lo, hi, count)
+                v >>= 1
+            a = s + 1 + leaves
+            b = e + leaves + 1
+            while a < b:  # placed buffers starting in (s, e]: on the nodes that tile that range
+                if a & 1:
+                    visited += point_fill[a]
+                    count = _read(point_base, point_fill, point_lo, point_hi, a, floor, lo, hi,
+                                  count)
+                    a += 1
+                if b & 1:
+                    b -= 1
+                    visited += point_fill[b]
+                    count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi,
+                                  count)
+                a >>= 1
+                b >>= 1
+            at = lowest_gap(lo, hi, count, need, fit, scratch, floor)
+        end = at + need
+        offset[i] = at
+        for t in range(s, e + 1):
+            held[t] += need
+            if end > ceiling[t]:
+                ceiling[t] = end
+            if at <= prefix[t] < end:
+                prefix[t] = end
+        a = s + leaves
+        b = e + leaves + 1
+        while a < b:
+            if a & 1:
+                _store(cover_base, cover_fill, cover_lo, cover_hi, a, at, end)
+                a += 1
+            if b & 1:
+                b -= 1
+                _store(cover_base, cover_fill, cover_lo, cover_hi, b, at, end)
+            a >>= 1
+            b >>= 1
+        v = s + leaves
+        while v >= 1:
+            _store(point_base, point_fill, point_lo, point_hi, v, at, end)
+            v >>= 1
+        visited += 1
+        request += 1
+    return request
+
+
+class IntervalPlacer:
+    """Offsets for request orders where buffers conflict when their [first, last] step ranges
+    overlap; the trees' layout is computed once, their contents once per placement."""
+
+    def __init__(self, size: np.ndarray, first: np.ndarray, last: np.ndarray):
+        self.size = np.ascontiguousarray(size, dtype=np.int64)
+        self.first = np.ascontiguousarray(first, dtype=np.int64)
+        self.last = np.ascontiguousarray(last, dtype=np.int64)
+        steps = int(self.last.max()) + 1 if len(self.last) else 1
+        self.leaves = 1 << max(steps - 1, 0).bit_length()
+        self.cover_base, self.point_base = _tree_capacity(self.first, self.last, self.leaves)
+        # The most placed buffers one request can meet: its conflict count, at most.
+        self._widest = int(_overlap_degree(self.first, self.last).max()) if len(self.last) else 0
+
+    def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
+                cancel: CancelToken = NEVER) -> np.ndarray:
+        """Each buffer's offset placing `order` with `fit`; ends early (offsets incomplete) once
+        `stop[0]` is set, and raises `Cancelled` within one chunk of `cancel`."""
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        n = len(self.size)
+        nodes = 2 * self.leaves
+        offset = np.zeros(n, np.int64)
+        gathered = self._widest + 1
+        lo, hi = np.empty(gathered, np.int64), np.empty(gathered, np.int64)
+        scratch = np.empty(scratch_entries(gathered), np.int64)
+        cover_fill, point_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
+        cover_lo = np.empty(int(self.cover_base[-1]), np.int64)
+        cover_hi = np.empty_like(cover_lo)
+        point_lo = np.empty(int(self.point_base[-1]), np.int64)
+        point_hi = np.empty_like(point_lo)
+        ceiling, held, prefix = (np.zeros(self.leaves, np.int64) for _ in range(3))
+        done = 0
+        while done < len(order):
+            if stop is not None and stop[0]:
+                break
+            cancel.report("placement", done / len(order))
+            done = _interval_chunk(order, done, self.size, self.first, self.last, fit,
+                                   self.leaves, self.cover_base, cover_fill, cover_lo, cover_hi,
+                                   self.point_base, point_fill, point_lo, point_hi, ceiling,
+                                   held, prefix, offset, lo, hi, scratch, CHUNK_PAIRS)
+        return offset
+
+
+def _overlap_degree(first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Per buffer, how many others its [first, last] range overlaps (two sorts)."""
+    started = np.searchsorted(np.sort(first), last, side="right")
+    ended = np.searchsorted(np.sort(last), first, side="left")
+    return started - ended - 1
+
+
+# -- any conflict model, as bitsets -------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _low_bit(word):
+    """The index of the lowest set bit of a nonzero uint64."""
+    k = 0
+    if word & np.uint64(0xFFFFFFFF) == 0:
+        word >>= np.uint64(32)
+        k += 32
+    if word & np.uint64(0xFFFF) == 0:
+        word >>= np.uint64(16)
+        k += 16
+    if word & np.uint64(0xFF) == 0:
+        word >>= np.uint64(8)
+        k += 8
+    if word & np.uint64(0xF) == 0:
+        word >>= np.uint64(4)
+        k += 4
+    if word & np.uint64(0x3) == 0:
+        word >>= np.uint64(2)
+        k += 2
+    if word & np.uint64(0x1) == 0:
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _bitset_chunk(order, begin, size, rows, fit, placed, offset, lo, hi, scratch, pair_limit):
+    """Place order[begin:] until about `pair_limit` words and pairs were visited; the index of
+    the next request to place."""
+    visited = 0
+    request = begin
+    words = rows.shape[1]
+    while request < order.shape[0] and visited < pair_limit:
+        i = order[request]
+        count = 0
+        for w in range(words):
+            word = rows[i, w] & placed[w]
+            while word != 0:
+                j = w * 64 + _low_bit(word)
+                lo[count] = offset[j]
+                hi[count] = offset[j] + size[j]
+                count += 1
+                word &= word - np.uint64(1)
+        at = lowest_gap(lo, hi, count, size[i], fit, scratch)
+        offset[i] = at
+        placed[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+        visited += count + words + 1
+        request += 1
+    return request
+
+
+@njit(cache=True, nogil=True)
+def _widest_row(rows):
+    """The most set bits in one row."""
+    widest = 0
+    for i in range(rows.shape[0]):
+        bits = 0
+        for w in range(rows.shape[1]):
+            word = rows[i, w]
+            while word != 0:
+                word &= word - np.uint64(1)
+                bits += 1
+        if bits > widest:
+            widest = bits
+    return widest
+
+
+def bitset_rows(masks, n: int, cancel: CancelToken = NEVER) -> np.ndarray:
+    """Python-int bitsets over n buffers (one per buffer) as rows of uint64 words."""
+    words = (n + 63) // 64
+    rows = np.zeros((n, words), dtype=np.uint64)
+    width = words * 8
+    for i, mask in enumerate(masks):
+        if not i & 1023:
+            cancel.report("conflict sets", i / max(n, 1))
+        if mask:
+            rows[i] = np.frombuffer(mask.to_bytes(width, "little"), dtype="<u8")
+    return rows
+
+
+class BitsetPlacer:
+    """Offsets for request orders under any conflict model, from its conflict sets as bitsets."""
+
+    def __init__(self, size: np.ndarray, rows: np.ndarray):
+        self.size = np.ascontiguousarray(size, dtype=np.int64)
+        self.rows = rows
+        self._widest = int(_widest_row(rows)) if len(rows) else 0
+
+    def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
+                cancel: CancelToken = NEVER) -> np.ndarray:
+        """As `IntervalPlacer.offsets`."""
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        n = len(self.size)
+        offset = np.zeros(n, np.int64)
+        placed = np.zeros(self.rows.shape[1], np.uint64)
+        gathered = self._widest + 1
+        lo, hi = np.empty(gathered, np.int64), np.empty(gathered, np.int64)
+        scratch = np.empty(scratch_entries(gathered), np.int64)
+        done = 0
+        while done < len(order):
+            if stop is not None and stop[0]:
+                break
+            cancel.report("placement", done / len(order))
+            done = _bitset_chunk(order, done, self.size, self.rows, fit, placed, offset,
+                                 lo, hi, scratch, CHUNK_PAIRS)
+        return offset
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) these kernels on a tiny case."""
+    first, last = np.array([0, 0, 1], np.int64), np.array([1, 0, 1], np.int64)
+    size = np.array([2, 1, 1], np.int64)
+    order = np.arange(3, dtype=np.int64)
+    rows = bitset_rows([0b110, 0b001, 0b001], 3)
+    for fit in (FIRST_FIT, BEST_FIT):
+        IntervalPlacer(size, first, last).offsets(order, fit)
+        BitsetPlacer(size, rows).offsets(order, fit)
