@@ -1,7 +1,7 @@
 """PyTorch CUDA memory snapshots (`torch.cuda.memory._dump_snapshot`) as serial-model graphs.
 
-Read without torch, through an unpickler that refuses every class: a snapshot holds only
-builtins. The trace of one device becomes a chain of time steps: a `start` step, then one step
+Read without torch, through a reader of plain pickled data that refuses every class and stays
+within limits set by the file's size (`restricted_pickle`): a snapshot holds only builtins. The trace of one device becomes a chain of time steps: a `start` step, then one step
 per event that changes live or reserved bytes (`alloc`, `free_completed`, `segment_alloc`,
 `segment_free`, `segment_map`, `segment_unmap`). Every block is a buffer live over
 `[step of its alloc, step of its free_completed)`; a block is not reusable before its
@@ -12,7 +12,7 @@ blocks still live at the end live through the last step.
 
 from __future__ import annotations
 
-import pickle
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -22,6 +22,7 @@ from .errors import PlanError
 from .gc_pause import paused_collection
 from .graph import Buffer, Graph, Node
 from .input_limits import open_regular
+from .restricted_pickle import load_plain_data
 
 # Snapshots of long runs reach gigabytes; they are streamed, never held as bytes, so the cap
 # only stops a file that could not be a snapshot of any one machine's memory.
@@ -58,40 +59,24 @@ class AllocatorTrace:
     step_times_us: tuple[int, ...]
 
 
-class BuiltinsOnlyUnpickler(pickle.Unpickler):
-    """An unpickler for data made only of builtins: any class or function reference is refused."""
-
-    def find_class(self, module, name):
-        raise PlanError(f"not a memory snapshot: it contains objects ({module}.{name})")
-
-
 def read_snapshot(path) -> dict:
-    """The snapshot at `path` as plain data, streamed from the file into a class-refusing unpickler.
+    """The snapshot at `path` as plain data, streamed from the file through a reader that builds
+    only dicts, lists, tuples, strings, bytes and numbers (see `restricted_pickle`).
 
     Every failure is a one-line `PlanError`: an unreadable or truncated file, a pickle that holds
-    objects, or data that is not a snapshot's top-level dictionary.
+    objects or passes the reader's limits, or data that is not a snapshot's top-level dictionary.
     """
     path = Path(path)
     handle = open_regular(path, SNAPSHOT_BYTES_LIMIT)
     try:
         with handle:
-            data = BuiltinsOnlyUnpickler(handle).load()
+            data = load_plain_data(handle, os.fstat(handle.fileno()).st_size)
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
     except OSError as exc:
         raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except EOFError:
-        raise PlanError(f"{path}: truncated snapshot: the file ends before the pickle does"
-                        ) from None
-    except pickle.UnpicklingError as exc:
-        if "truncated" in str(exc):
-            raise PlanError(f"{path}: truncated snapshot: the file ends before the pickle does"
-                            ) from None
-        raise PlanError(f"{path}: not a memory snapshot: not a readable pickle ({exc})") from None
-    except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError,
-            RecursionError, MemoryError) as exc:
-        raise PlanError(f"{path}: not a memory snapshot: not a readable pickle "
-                        f"({type(exc).__name__}: {exc})") from None
+    except MemoryError:
+        raise PlanError(f"{path}: not enough memory to read the snapshot") from None
     if not isinstance(data, dict) or not isinstance(data.get("segments", []), list):
         raise PlanError(f"{path}: not a memory snapshot: expected a dictionary with 'segments' "
                         f"and 'device_traces', got {type(data).__name__}")

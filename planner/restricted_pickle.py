@@ -1,0 +1,459 @@
+"""A pickle reader for plain data only, bounded by the bytes it reads rather than what they claim.
+
+It reads the opcodes of pickle protocols 0 to 5 that build dicts, lists, tuples, strings,
+bytes, integers, floats, booleans and None, and refuses every other: class and function
+references, object construction, persistent IDs, sets and out-of-band buffers. Nothing in the
+file is executed, and every limit is its own, not the stock unpickler's:
+
+- Elements: every object built counts one, and a memo reference or `DUP` counts every element
+  of what it repeats (the expanded size a tree walk would see). The total may not pass
+  `ELEMENTS_BASE + ELEMENTS_PER_BYTE * file bytes`, so a memo "billion laughs" stops at once.
+- Nesting: containers may nest `NESTING_LIMIT` deep, tracked per container without recursion.
+- Integers: at most `INTEGER_DIGITS_LIMIT` decimal digits.
+- Claimed lengths: a string, bytes or frame longer than the rest of the file is refused before
+  anything is allocated; the memo is a dict, so a huge memo index costs one entry.
+- A container is frozen once shared (fetched from the memo or duplicated): changing it later,
+  which is how a pickle makes a cycle, is refused. Plain data written by `pickle.dump` never
+  does that.
+
+Every failure is a one-line `PlanError` naming the limit or the opcode and its byte offset.
+"""
+
+from __future__ import annotations
+
+import codecs
+import struct
+from itertools import compress, repeat
+from typing import BinaryIO
+
+from .errors import PlanError
+from .input_limits import INTEGER_DIGITS_LIMIT, NESTING_LIMIT
+
+# A real snapshot expands to about two elements per byte (frames shared through the memo); a
+# pickle that repeats shared parts far more than that is a bomb, not a snapshot.
+ELEMENTS_PER_BYTE = 64
+ELEMENTS_BASE = 1 << 20
+# Bytes read from the file at a time: snapshots reach gigabytes and are never held whole.
+CHUNK_BYTES = 1 << 20
+# Protocol 0 puts values on lines; no value of plain data needs a longer one.
+LINE_LIMIT = 1 << 20
+# The largest integer of `INTEGER_DIGITS_LIMIT` digits fits in this many signed bytes.
+INTEGER_BYTES_LIMIT = (INTEGER_DIGITS_LIMIT * 3322 // 1000 + 8) // 8 + 1
+INTEGER_BOUND = 10 ** INTEGER_DIGITS_LIMIT
+
+_CONTAINERS = frozenset({list, dict, tuple})
+_UNPACK_I = struct.Struct("<i").unpack_from
+_UNPACK_D = struct.Struct(">d").unpack_from
+
+# Opcodes that build objects from classes or callables, by name for the error message.
+_OBJECT_OPCODES = {
+    ord("R"): "REDUCE", ord("b"): "BUILD", ord("o"): "OBJ", 0x81: "NEWOBJ", 0x92: "NEWOBJ_EX",
+    0x82: "EXT1", 0x83: "EXT2", 0x84: "EXT4", ord("P"): "PERSID", ord("Q"): "BINPERSID",
+}
+_UNSUPPORTED_OPCODES = {0x8f: "EMPTY_SET", 0x90: "ADDITEMS", 0x91: "FROZENSET",
+                        0x96: "BYTEARRAY8", 0x97: "NEXT_BUFFER", 0x98: "READONLY_BUFFER"}
+
+
+class _Truncated(Exception):
+    """The file ended inside the pickle."""
+
+
+def load_plain_data(handle: BinaryIO, file_bytes: int):
+    """The object pickled in `handle` (a binary stream of `file_bytes` bytes), built only from
+    dicts, lists, tuples, strings, bytes, integers, floats, booleans and None, within the
+    module's limits. Every failure is a one-line `PlanError` (without the file's name)."""
+    reader = _Reader(handle, file_bytes)
+    try:
+        return reader.run()
+    except _Truncated:
+        raise PlanError("truncated snapshot: the file ends before the pickle does") from None
+    except PlanError:
+        raise
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError, OverflowError,
+            struct.error) as exc:
+        raise PlanError(f"not a memory snapshot: not a readable pickle ({type(exc).__name__} "
+                        f"near byte {reader.offset():,}: {str(exc)[:100]})") from None
+
+
+class _Reader:
+    """The state of one read: the buffered bytes, the stack, the memo and the counts."""
+
+    def __init__(self, handle: BinaryIO, file_bytes: int):
+        self.handle = handle
+        self.file_bytes = file_bytes
+        self.element_limit = ELEMENTS_BASE + ELEMENTS_PER_BYTE * file_bytes
+        self.buf = b""
+        self.pos = 0
+
+    def offset(self) -> int:
+        """The file offset of the byte at `pos` (for messages)."""
+        try:
+            return self.handle.tell() - len(self.buf) + self.pos
+        except (OSError, ValueError):
+            return self.pos
+
+    def fill(self, buf: bytes, pos: int, need: int) -> bytes:
+        """`buf[pos:]` extended from the file to at least `need` bytes (`pos` becomes 0)."""
+        rest = buf[pos:]
+        want = need - len(rest)
+        if want > self.file_bytes - self.handle.tell():
+            # The file cannot hold what the opcode claims: refuse before reading it.
+            raise _Truncated
+        chunk = self.handle.read(max(want, CHUNK_BYTES))
+        buf = rest + chunk if rest else chunk
+        if len(buf) < need:
+            raise _Truncated
+        self.buf, self.pos = buf, 0
+        return buf
+
+    def fail(self, message: str) -> PlanError:
+        return PlanError(f"not a memory snapshot: {message} (at byte {self.offset():,})")
+
+    def run(self):  # noqa: C901 - one loop over opcodes, kept flat for speed
+        """Execute the opcodes up to STOP and return the object on top of the stack."""
+        stack: list = []
+        marks: list[int] = []
+        memo: dict[int, object] = {}
+        fill = self.fill
+        push = stack.append
+        buf, pos, end = self.buf, 0, 0
+
+        while True:
+            if pos >= end:
+                buf = fill(buf, pos, 1)
+                pos, end = 0, len(buf)
+            op = buf[pos]
+            pos += 1
+            if op == 0x68:  # BINGET
+                if pos + 1 > end:
+                    buf = fill(buf, pos, 1)
+                    pos, end = 0, len(buf)
+                obj = memo[buf[pos]]
+                pos += 1
+                push(obj)
+            elif op == 0x6a:  # LONG_BINGET
+                if pos + 4 > end:
+                    buf = fill(buf, pos, 4)
+                    pos, end = 0, len(buf)
+                obj = memo[int.from_bytes(buf[pos:pos + 4], "little")]
+                pos += 4
+                push(obj)
+            elif op == 0x94:  # MEMOIZE
+                memo[len(memo)] = stack[-1]
+            elif op == 0x8c:  # SHORT_BINUNICODE
+                if pos + 1 > end:
+                    buf = fill(buf, pos, 1)
+                    pos, end = 0, len(buf)
+                n = buf[pos]
+                if pos + 1 + n > end:
+                    buf = fill(buf, pos, 1 + n)
+                    pos, end = 0, len(buf)
+                push(str(buf[pos + 1:pos + 1 + n], "utf-8", "surrogatepass"))
+                pos += 1 + n
+            elif op == 0x28:  # MARK
+                marks.append(len(stack))
+            elif op == 0x75:  # SETITEMS
+                mark = marks.pop()
+                items = stack[mark:]
+                del stack[mark:]
+                target = stack[-1]
+                if type(target) is not dict:
+                    self.pos = pos
+                    raise self.changed(target)
+                if len(items) % 2:
+                    raise IndexError("SETITEMS with a key and no value")
+                target.update(zip(items[::2], items[1::2]))
+            elif op == 0x7d:  # EMPTY_DICT
+                obj = {}
+                push(obj)
+            elif op == 0x5d:  # EMPTY_LIST
+                obj = []
+                push(obj)
+            elif op == 0x65:  # APPENDS
+                mark = marks.pop()
+                items = stack[mark:]
+                del stack[mark:]
+                target = stack[-1]
+                if type(target) is not list:
+                    self.pos = pos
+                    raise self.changed(target)
+                target.extend(items)
+            elif op == 0x4b:  # BININT1
+                if pos + 1 > end:
+                    buf = fill(buf, pos, 1)
+                    pos, end = 0, len(buf)
+                push(buf[pos])
+                pos += 1
+            elif op == 0x4a:  # BININT
+                if pos + 4 > end:
+                    buf = fill(buf, pos, 4)
+                    pos, end = 0, len(buf)
+                push(_UNPACK_I(buf, pos)[0])
+                pos += 4
+            elif op == 0x8a:  # LONG1
+                if pos + 1 > end:
+                    buf = fill(buf, pos, 1)
+                    pos, end = 0, len(buf)
+                n = buf[pos]
+                if pos + 1 + n > end:
+                    buf = fill(buf, pos, 1 + n)
+                    pos, end = 0, len(buf)
+                self.pos = pos
+                push(self.long(buf[pos + 1:pos + 1 + n]))
+                pos += 1 + n
+            elif op == 0x4d:  # BININT2
+                if pos + 2 > end:
+                    buf = fill(buf, pos, 2)
+                    pos, end = 0, len(buf)
+                push(buf[pos] | buf[pos + 1] << 8)
+                pos += 2
+            elif op == 0x71:  # BINPUT
+                if pos + 1 > end:
+                    buf = fill(buf, pos, 1)
+                    pos, end = 0, len(buf)
+                memo[buf[pos]] = stack[-1]
+                pos += 1
+            elif op == 0x72:  # LONG_BINPUT
+                if pos + 4 > end:
+                    buf = fill(buf, pos, 4)
+                    pos, end = 0, len(buf)
+                memo[int.from_bytes(buf[pos:pos + 4], "little")] = stack[-1]
+                pos += 4
+            elif op == 0x61:  # APPEND
+                item = stack.pop()
+                target = stack[-1]
+                if type(target) is not list:
+                    self.pos = pos
+                    raise self.changed(target)
+                target.append(item)
+            elif op == 0x73:  # SETITEM
+                value = stack.pop()
+                key = stack.pop()
+                target = stack[-1]
+                if type(target) is not dict:
+                    self.pos = pos
+                    raise self.changed(target)
+                target[key] = value
+            elif op in (0x85, 0x86, 0x87, 0x74, 0x29):  # TUPLE1, TUPLE2, TUPLE3, TUPLE, EMPTY_TUPLE
+                if op == 0x74:
+                    mark = marks.pop()
+                else:
+                    mark = len(stack) - (op - 0x84 if op != 0x29 else 0)
+                    if mark < 0:
+                        raise IndexError("stack underflow")
+                items = stack[mark:]
+                del stack[mark:]
+                push(tuple(items))
+            elif op == 0x89:  # NEWFALSE
+                push(False)
+            elif op == 0x88:  # NEWTRUE
+                push(True)
+            elif op == 0x4e:  # NONE
+                push(None)
+            elif op in (0x58, 0x8d, 0x42, 0x43, 0x8e, 0x54, 0x55):
+                # BINUNICODE, BINUNICODE8, BINBYTES, SHORT_BINBYTES, BINBYTES8, BINSTRING,
+                # SHORT_BINSTRING: a length, then that many bytes.
+                width = {0x58: 4, 0x8d: 8, 0x42: 4, 0x43: 1, 0x8e: 8, 0x54: 4, 0x55: 1}[op]
+                if pos + width > end:
+                    buf = fill(buf, pos, width)
+                    pos, end = 0, len(buf)
+                n = int.from_bytes(buf[pos:pos + width], "little", signed=op == 0x54)
+                if n < 0:
+                    raise ValueError("negative length")
+                pos += width
+                if pos + n > end:
+                    self.pos = pos
+                    buf = fill(buf, pos, n)
+                    pos, end = 0, len(buf)
+                raw = buf[pos:pos + n]
+                pos += n
+                if op in (0x58, 0x8d):
+                    push(str(raw, "utf-8", "surrogatepass"))
+                elif op in (0x54, 0x55):
+                    push(raw.decode("ascii"))  # Python 2 strings, as the stock unpickler reads
+                else:
+                    push(raw)
+            elif op == 0x47:  # BINFLOAT
+                if pos + 8 > end:
+                    buf = fill(buf, pos, 8)
+                    pos, end = 0, len(buf)
+                push(_UNPACK_D(buf, pos)[0])
+                pos += 8
+            elif op == 0x8b:  # LONG4
+                if pos + 4 > end:
+                    buf = fill(buf, pos, 4)
+                    pos, end = 0, len(buf)
+                n = _UNPACK_I(buf, pos)[0]
+                if n < 0:
+                    raise ValueError("negative length")
+                self.pos = pos
+                if n > INTEGER_BYTES_LIMIT:
+                    raise self.fail(f"an integer of {n:,} bytes is over the "
+                                    f"{INTEGER_DIGITS_LIMIT}-digit limit")
+                pos += 4
+                if pos + n > end:
+                    buf = fill(buf, pos, n)
+                    pos, end = 0, len(buf)
+                push(self.long(buf[pos:pos + n]))
+                pos += n
+            elif op == 0x32:  # DUP
+                obj = stack[-1]
+                push(obj)
+            elif op == 0x30:  # POP
+                if marks and marks[-1] == len(stack):
+                    marks.pop()  # POP of a bare MARK, as the stock unpickler allows
+                else:
+                    stack.pop()
+            elif op == 0x31:  # POP_MARK
+                del stack[marks.pop():]
+            elif op == 0x2e:  # STOP
+                if not stack:
+                    raise IndexError("STOP with an empty stack")
+                self.pos = pos
+                self.measure(stack[-1])
+                return stack[-1]
+            elif op == 0x95:  # FRAME: a length for framing; the bytes follow as opcodes
+                if pos + 8 > end:
+                    buf = fill(buf, pos, 8)
+                    pos, end = 0, len(buf)
+                pos += 8
+            elif op == 0x80:  # PROTO
+                if pos + 1 > end:
+                    buf = fill(buf, pos, 1)
+                    pos, end = 0, len(buf)
+                if buf[pos] > 5:
+                    self.pos = pos
+                    raise self.fail(f"pickle protocol {buf[pos]} is newer than 5")
+                pos += 1
+            elif op in (0x6c, 0x64):  # LIST, DICT (protocol 0): from the items to a mark
+                mark = marks.pop()
+                items = stack[mark:]
+                del stack[mark:]
+                if op == 0x64 and len(items) % 2:
+                    raise IndexError("DICT with a key and no value")
+                push(items if op == 0x6c else dict(zip(items[::2], items[1::2])))
+            elif op in (0x49, 0x4c, 0x46, 0x53, 0x56, 0x67, 0x70, 0x63, 0x69):
+                # Protocol 0: INT, LONG, FLOAT, STRING, UNICODE, GET, PUT, GLOBAL, INST.
+                self.pos = pos
+                line = self.line()
+                buf, pos, end = self.buf, self.pos, len(self.buf)
+                if op in (0x63, 0x69):  # GLOBAL, INST: module and name on two lines
+                    name = self.line()
+                    raise self.fail(f"it contains objects ({_text(line)}.{_text(name)})")
+                if op == 0x67:
+                    obj = memo[int(line)]
+                    push(obj)
+                elif op == 0x70:
+                    memo[int(line)] = stack[-1]
+                else:
+                    push(self.text_value(op, line))
+            elif op == 0x93:  # STACK_GLOBAL
+                name, module = stack.pop(), stack.pop()
+                self.pos = pos
+                if isinstance(module, str) and isinstance(name, str):
+                    raise self.fail(f"it contains objects ({module[:100]}.{name[:100]})")
+                raise self.fail("it contains objects (a class reference)")
+            elif op in _OBJECT_OPCODES:
+                self.pos = pos - 1
+                raise self.fail(f"it contains objects (opcode {_OBJECT_OPCODES[op]})")
+            elif op in _UNSUPPORTED_OPCODES:
+                self.pos = pos - 1
+                raise self.fail(f"opcode {_UNSUPPORTED_OPCODES[op]} builds something a "
+                                f"snapshot never holds")
+            else:
+                self.pos = pos - 1
+                raise self.fail(f"not a readable pickle (invalid opcode {op:#04x})")
+
+    def changed(self, target) -> PlanError:
+        """The error for an APPEND or SETITEM onto `target`, which is not a list or dict."""
+        return self.fail(f"items are added to a {type(target).__name__}")
+
+    def measure(self, root) -> None:
+        """Refuse `root` if it expands to more elements, or nests deeper, than the limits, or
+        holds itself.
+
+        Each container is measured once, children before parents, with an explicit stack: its
+        elements (itself, and each item's elements, so every repeat of a shared part counts)
+        and its depth. A memo "billion laughs" costs its size in the file, not its expansion."""
+        elements: dict[int, int] = {}  # by id, for measured containers (all alive: in `root`)
+        depths: dict[int, int] = {}
+        started: set[int] = set()
+        limit, count_of, depth_of = self.element_limit, elements.get, depths.get
+        is_container = _CONTAINERS.__contains__
+        todo = [root] if type(root) in _CONTAINERS else []
+        while todo:
+            node = todo[-1]
+            key = id(node)
+            if key in elements:
+                todo.pop()
+                continue
+            items = [*node, *node.values()] if type(node) is dict else node
+            # Built-in maps keep this pass at C speed: a snapshot has millions of items. A
+            # scalar's id is never a key of `elements` (every measured container is alive).
+            ids = [*map(id, items)]
+            counts = [*map(count_of, ids)]
+            if key not in started:
+                started.add(key)
+                pending = [*compress(items, map(is_container, map(type, items)))] \
+                    if None in counts else ()
+                pending = [c for c in pending if id(c) not in elements]
+                if pending:
+                    if not started.isdisjoint(map(id, pending)):
+                        raise self.fail("a container holds itself (a cycle)")
+                    todo.extend(pending)
+                    continue
+            todo.pop()
+            measured = len(counts) - counts.count(None)
+            total = 1 + len(items) - measured + sum(filter(None, counts))
+            depth = 1 + max(map(depth_of, ids, repeat(0)), default=0)
+            if depth > NESTING_LIMIT:
+                raise self.fail(f"containers nest deeper than the limit of {NESTING_LIMIT}")
+            if total > limit:
+                raise self.fail(f"it expands to more than {limit:,} elements, the limit for a "
+                                f"file of {self.file_bytes:,} bytes (memo references count "
+                                f"every element they repeat)")
+            elements[key], depths[key] = total, depth
+
+    def long(self, raw: bytes) -> int:
+        """A little-endian two's-complement integer within the digit limit."""
+        if len(raw) > INTEGER_BYTES_LIMIT:
+            raise self.fail(f"an integer of {len(raw):,} bytes is over the "
+                            f"{INTEGER_DIGITS_LIMIT}-digit limit")
+        value = int.from_bytes(raw, "little", signed=True)
+        if not -INTEGER_BOUND < value < INTEGER_BOUND:
+            raise self.fail(f"an integer of over {INTEGER_DIGITS_LIMIT} digits")
+        return value
+
+    def line(self) -> bytes:
+        """The bytes up to the next newline (protocol 0), which is consumed."""
+        buf, pos = self.buf, self.pos
+        newline = buf.find(b"\n", pos)
+        while newline < 0:
+            if len(buf) - pos > LINE_LIMIT:
+                raise self.fail(f"a protocol 0 line is longer than {LINE_LIMIT:,} bytes")
+            buf, pos = self.fill(buf, pos, len(buf) - pos + 1), 0
+            newline = buf.find(b"\n", pos)
+        self.buf, self.pos = buf, newline + 1
+        return buf[pos:newline]
+
+    def text_value(self, op: int, line: bytes):
+        """The value of a protocol 0 INT, LONG, FLOAT, STRING or UNICODE line."""
+        if op in (0x49, 0x4c):
+            digits = line.rstrip(b"L").lstrip(b"-")
+            if len(digits) > INTEGER_DIGITS_LIMIT:
+                raise self.fail(f"an integer of {len(digits):,} digits is over the "
+                                f"{INTEGER_DIGITS_LIMIT}-digit limit")
+            if op == 0x49 and line in (b"00", b"01"):
+                return line == b"01"
+            return int(line.rstrip(b"L"))
+        if op == 0x46:
+            return float(line)
+        if op == 0x53:
+            if len(line) < 2 or line[0] != line[-1] or line[:1] not in (b"'", b'"'):
+                raise ValueError("the STRING opcode argument must be quoted")
+            return codecs.escape_decode(line[1:-1])[0].decode("ascii")
+        return line.decode("raw-unicode-escape")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")[:100]
