@@ -86,7 +86,9 @@ class Graph:
         unit = self.alignment
         reserved = tuple([max(-(-buf.bytes // unit) * unit, unit) for buf in self.buffers])
         if reserved and max(reserved) > SIZE_LIMIT:
-            align_up(max(buf.bytes for buf in self.buffers), unit)  # raises, naming the size
+            biggest = max(self.buffers, key=lambda buf: buf.bytes)
+            raise PlanError(f"{self.name}: buffer {biggest.name!r} of {biggest.bytes:,} bytes "
+                            f"overflows when aligned to {unit} (limit {SIZE_LIMIT:,})")
         return reserved
 
     @cached_property
