@@ -96,10 +96,11 @@ class _Reader:
         """`buf[pos:]` extended from the file to at least `need` bytes (`pos` becomes 0)."""
         rest = buf[pos:]
         want = need - len(rest)
-        if want > self.file_bytes - self.handle.tell():
+        left = self.file_bytes - self.handle.tell()
+        if want > left:
             # The file cannot hold what the opcode claims: refuse before reading it.
             raise _Truncated
-        chunk = self.handle.read(max(want, CHUNK_BYTES))
+        chunk = self.handle.read(max(want, min(CHUNK_BYTES, left)))
         buf = rest + chunk if rest else chunk
         if len(buf) < need:
             raise _Truncated
