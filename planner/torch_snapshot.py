@@ -190,7 +190,7 @@ class _TraceReader:
                     live[addr] = len(self.blocks)
                     touched.add(addr)
                     self.blocks.append([step, None, size, addr, stream,
-                                        self.stacks.fold(event.get("frames", ()), what), False])
+                                        self.stacks.fold(event.get("frames", ())), False])
                 elif action == "free_completed":
                     if addr in live:
                         block = self.blocks[live.pop(addr)]
@@ -202,7 +202,7 @@ class _TraceReader:
                     else:  # allocated before recording began; its stack is where it was freed
                         touched.add(addr)
                         self.blocks.append([0, step, size, addr, stream,
-                                            self.stacks.fold(event.get("frames", ()), what), True])
+                                            self.stacks.fold(event.get("frames", ())), True])
                 elif action in ("segment_alloc", "segment_free"):
                     self.seen_segments.add((addr, size))
             except PlanError as exc:
@@ -233,11 +233,12 @@ class _TraceReader:
                 if state not in ACTIVE_STATES:
                     continue
                 addr = _u64(block, "address", where)
+                # The trace records requested sizes; a segment's block keeps one too.
+                size = _u64(block, "requested_size" if "requested_size" in block else "size",
+                            where)
                 if addr in self.live_at_end:
                     continue
-                # The trace records requested sizes; a segment's block keeps one too.
-                size_key = "requested_size" if "requested_size" in block else "size"
-                self.blocks.append([0, None, _u64(block, size_key, where), addr, stream,
+                self.blocks.append([0, None, size, addr, stream,
                                     self.stacks.fold(block.get("frames", ()), where), True])
 
     def graph(self, name: str) -> Graph:
@@ -365,8 +366,9 @@ class _Stacks:
         self._counts: dict[str, int] = {}
         self._names: set[str] = set()
 
-    def fold(self, frames, what: str) -> tuple[str, ...]:
-        """Python frames as `file:line function`, innermost first, then "… N C++ frames".
+    def fold(self, frames, what: str = "") -> tuple[str, ...]:
+        """Python frames as `file:line function`, innermost first, then "… N C++ frames";
+        errors start with `what` (where the frames are).
 
         One frame list, or one frame, shared by many events through the pickle's memo is
         folded once: both caches are keyed by `id`, which is safe because every object of the
@@ -375,12 +377,13 @@ class _Stacks:
         if stack is not None:
             return stack
         if not isinstance(frames, (list, tuple)):
-            raise PlanError(f"{what}: frames must be a list, got {type(frames).__name__}")
+            raise PlanError(f"{what}: frames must be a list, got {type(frames).__name__}"
+                            if what else f"frames must be a list, got {type(frames).__name__}")
         python, native = [], 0
         for j, frame in enumerate(frames):
             entry = self._by_frame.get(id(frame))
             if entry is None:
-                entry = self._by_frame[id(frame)] = self._frame(frame, f"{what} frame {j}")
+                entry = self._by_frame[id(frame)] = self._frame(frame, f"{what} frame {j}".lstrip())
             if entry:
                 python.append(entry)
             else:
