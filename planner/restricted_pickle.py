@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import codecs
 import struct
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from typing import BinaryIO
 
 from .errors import PlanError
@@ -43,6 +43,7 @@ INTEGER_BOUND = 10 ** INTEGER_DIGITS_LIMIT
 
 _CONTAINERS = frozenset({list, dict, tuple})
 _UNPACK_I = struct.Struct("<i").unpack_from
+_UNPACK_U32 = struct.Struct("<I").unpack_from
 _UNPACK_D = struct.Struct(">d").unpack_from
 
 # Opcodes that build objects from classes or callables, by name for the error message.
@@ -117,6 +118,14 @@ class _Reader:
         memo: dict[int, object] = {}
         fill = self.fill
         push = stack.append
+        # Lists and dicts in the order they were made: measured in reverse, most containers'
+        # items are measured before them (a pickle fills a container after making it).
+        made: list = []
+        keep = made.append
+        # Nesting depth of each tuple with tuples inside: hashing one (as a dict key) recurses
+        # in C, so a deep one must be refused before it is hashed, not after.
+        tuple_depth: dict[int, int] = {}
+        unpack_u32 = _UNPACK_U32
         buf, pos, end = self.buf, 0, 0
 
         while True:
@@ -136,7 +145,7 @@ class _Reader:
                 if pos + 4 > end:
                     buf = fill(buf, pos, 4)
                     pos, end = 0, len(buf)
-                obj = memo[int.from_bytes(buf[pos:pos + 4], "little")]
+                obj = memo[unpack_u32(buf, pos)[0]]
                 pos += 4
                 push(obj)
             elif op == 0x94:  # MEMOIZE
@@ -166,9 +175,11 @@ class _Reader:
                 target.update(zip(items[::2], items[1::2]))
             elif op == 0x7d:  # EMPTY_DICT
                 obj = {}
+                keep(obj)
                 push(obj)
             elif op == 0x5d:  # EMPTY_LIST
                 obj = []
+                keep(obj)
                 push(obj)
             elif op == 0x65:  # APPENDS
                 mark = marks.pop()
@@ -218,7 +229,7 @@ class _Reader:
                 if pos + 4 > end:
                     buf = fill(buf, pos, 4)
                     pos, end = 0, len(buf)
-                memo[int.from_bytes(buf[pos:pos + 4], "little")] = stack[-1]
+                memo[unpack_u32(buf, pos)[0]] = stack[-1]
                 pos += 4
             elif op == 0x61:  # APPEND
                 item = stack.pop()
@@ -244,7 +255,18 @@ class _Reader:
                         raise IndexError("stack underflow")
                 items = stack[mark:]
                 del stack[mark:]
-                push(tuple(items))
+                obj = tuple(items)
+                depth = 1 + max([tuple_depth.get(id(x), 1) for x in items if type(x) is tuple],
+                                default=0)
+                if depth > 1:
+                    if depth > NESTING_LIMIT:
+                        self.pos = pos
+                        raise self.fail(f"containers nest deeper than the limit of "
+                                        f"{NESTING_LIMIT}")
+                    tuple_depth[id(obj)] = depth
+                elif tuple_depth:  # a tuple freed by POP may have left its id behind
+                    tuple_depth.pop(id(obj), None)
+                push(obj)
             elif op == 0x89:  # NEWFALSE
                 push(False)
             elif op == 0x88:  # NEWTRUE
@@ -311,7 +333,7 @@ class _Reader:
                 if not stack:
                     raise IndexError("STOP with an empty stack")
                 self.pos = pos
-                self.measure(stack[-1])
+                self.measure(stack[-1], made)
                 return stack[-1]
             elif op == 0x95:  # FRAME: a length for framing; the bytes follow as opcodes
                 if pos + 8 > end:
@@ -369,19 +391,26 @@ class _Reader:
         """The error for an APPEND or SETITEM onto `target`, which is not a list or dict."""
         return self.fail(f"items are added to a {type(target).__name__}")
 
-    def measure(self, root) -> None:
+    def measure(self, root, made: list) -> None:
         """Refuse `root` if it expands to more elements, or nests deeper, than the limits, or
-        holds itself.
+        holds itself; `made` lists the lists and dicts the pickle made, in order.
 
-        Each container is measured once, children before parents, with an explicit stack: its
-        elements (itself, and each item's elements, so every repeat of a shared part counts)
-        and its depth. A memo "billion laughs" costs its size in the file, not its expansion."""
-        elements: dict[int, int] = {}  # by id, for measured containers (all alive: in `root`)
+        Each container is measured once, children before parents (an explicit stack holds
+        those whose items are not measured yet): its elements (itself, and each item's
+        elements, so every repeat of a shared part counts) and its depth. A memo "billion
+        laughs" costs its size in the file, not its expansion."""
+        elements: dict[int, int] = {}  # by id, for measured containers (all kept alive)
         depths: dict[int, int] = {}
-        started: set[int] = set()
+        started: set[int] = set()  # containers whose measuring began
+        for start in chain(reversed(made), (root,)):
+            if type(start) in _CONTAINERS and id(start) not in elements:
+                self._measure_from(start, elements, depths, started)
+
+    def _measure_from(self, start, elements: dict, depths: dict, started: set) -> None:
+        """Measure `start` and every container below it not measured yet (see `measure`)."""
         limit, count_of, depth_of = self.element_limit, elements.get, depths.get
         is_container = _CONTAINERS.__contains__
-        todo = [root] if type(root) in _CONTAINERS else []
+        todo = [start]
         while todo:
             node = todo[-1]
             key = id(node)

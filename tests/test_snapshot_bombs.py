@@ -205,3 +205,9 @@ def test_read_snapshot_returns_the_same_data_as_the_stock_unpickler(tmp_path):
     from tests.snapshot_builder import TINY_SNAPSHOT
 
     assert read_snapshot(TINY_SNAPSHOT) == pickle.loads(TINY_SNAPSHOT.read_bytes())
+
+
+def test_a_deep_tuple_is_refused_before_it_is_hashed(tmp_path):
+    # TUPLE1 100,000 times, then the tuple as a dict key: hashing it would recurse in C.
+    data = PROTO4 + b"}K\x00" + b"\x85" * 100_000 + b"K\x01s."
+    one_line_error(write(tmp_path, data), "containers nest deeper than the limit of 64")
