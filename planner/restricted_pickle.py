@@ -433,9 +433,13 @@ class _Reader:
                     todo.extend(pending)
                     continue
             todo.pop()
-            measured = len(counts) - counts.count(None)
-            total = 1 + len(items) - measured + sum(filter(None, counts))
-            depth = 1 + max(map(depth_of, ids, repeat(0)), default=0)
+            if None in counts:  # some items are scalars
+                measured = len(counts) - counts.count(None)
+                total = 1 + len(items) - measured + sum(filter(None, counts))
+                depth = 1 + max(map(depth_of, ids, repeat(0)), default=0)
+            else:  # only containers, all measured: a list of frames, say
+                total = 1 + sum(counts)
+                depth = 1 + max(map(depth_of, ids), default=0)
             if depth > NESTING_LIMIT:
                 raise self.fail(f"containers nest deeper than the limit of {NESTING_LIMIT}")
             if total > limit:
