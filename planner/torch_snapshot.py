@@ -1,10 +1,11 @@
 """PyTorch CUDA memory snapshots (`torch.cuda.memory._dump_snapshot`) as serial-model graphs.
 
 Read without torch, through a reader of plain pickled data that refuses every class and stays
-within limits set by the file's size (`restricted_pickle`): a snapshot holds only builtins. The trace of one device becomes a chain of time steps: a `start` step, then one step
-per event that changes live or reserved bytes (`alloc`, `free_completed`, `segment_alloc`,
-`segment_free`, `segment_map`, `segment_unmap`). Every block is a buffer live over
-`[step of its alloc, step of its free_completed)`; a block is not reusable before its
+within limits set by the file's size (`restricted_pickle`): a snapshot holds only builtins.
+Every field used is checked by type and range. The trace of one device becomes a chain of time
+steps: a `start` step, then one step per event that changes live or reserved bytes (`alloc`,
+`free_completed`, `segment_alloc`, `segment_free`, `segment_map`, `segment_unmap`). Every block
+is a buffer live over `[step of its alloc, step of its free_completed)`; a block is not reusable before its
 `free_completed`, so `free_requested` ends nothing. Blocks allocated before recording began (freed
 in the trace with no alloc, or active in the snapshot's `segments` with none) live from `start`;
 blocks still live at the end live through the last step.
@@ -165,7 +166,8 @@ class _TraceReader:
                 if action not in STEP_ACTIONS:
                     continue
                 addr, size = _u64(event, "addr"), _u64(event, "size")
-                stream, time_us = _u64(event, "stream", default=0), _u64(event, "time_us", default=0)
+                stream = _u64(event, "stream", default=0)
+                time_us = _u64(event, "time_us", default=0)
                 step = len(self.step_event)
                 self.step_event.append(i)
                 self.step_action.append(action)
