@@ -5,10 +5,10 @@ within limits set by the file's size (`restricted_pickle`): a snapshot holds onl
 Every field used is checked by type and range. The trace of one device becomes a chain of time
 steps: a `start` step, then one step per event that changes live or reserved bytes (`alloc`,
 `free_completed`, `segment_alloc`, `segment_free`, `segment_map`, `segment_unmap`). Every block
-is a buffer live over `[step of its alloc, step of its free_completed)`; a block is not reusable before its
-`free_completed`, so `free_requested` ends nothing. Blocks allocated before recording began (freed
-in the trace with no alloc, or active in the snapshot's `segments` with none) live from `start`;
-blocks still live at the end live through the last step.
+is a buffer live over `[step of its alloc, step of its free_completed)`; a block is not reusable
+before its `free_completed`, so `free_requested` ends nothing. Blocks allocated before recording
+began (freed in the trace with no alloc, or active in the snapshot's `segments` with none) live
+from `start`; blocks still live at the end live through the last step.
 """
 
 from __future__ import annotations
