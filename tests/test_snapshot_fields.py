@@ -168,3 +168,42 @@ def test_a_block_before_recording_counts_against_the_segments_too(tmp_path):
     path = tmp_path / "small.pickle"
     path.write_bytes(pickle.dumps(data))
     error(path, "segments and trace disagree")
+
+
+ANY_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
+    | st.binary(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_any_field_replaced_by_any_value_loads_or_is_a_one_line_error(tmp_path_factory, data):
+    from tests.snapshot_builder import tiny
+
+    snapshot = tiny().snapshot()
+    # Every dict of the snapshot (events, frames, segments, blocks) with its keys.
+    entries, todo = [], [snapshot]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            entries.append(value)
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    entry = data.draw(st.sampled_from(entries))
+    key = data.draw(st.sampled_from(sorted(entry) + ["extra"]))
+    entry[key] = data.draw(ANY_VALUE)
+    path = tmp_path_factory.mktemp("f") / "s.pickle"
+    path.write_bytes(pickle.dumps(snapshot, protocol=4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            graph = planner.load(path)
+        except planner.PlanError as exc:
+            assert "\n" not in str(exc) and str(path) in str(exc)
+            return
+    assert all(isinstance(b.bytes, int) and not isinstance(b.bytes, bool) for b in graph.buffers)
+    assert planner.verify(graph, planner.plan(graph, conflicts="serial")).ok
