@@ -409,7 +409,7 @@ class _Reader:
     def _measure_from(self, start, elements: dict, depths: dict, started: set) -> None:
         """Measure `start` and every container below it not measured yet (see `measure`)."""
         limit, count_of, depth_of = self.element_limit, elements.get, depths.get
-        is_container = _CONTAINERS.__contains__
+        is_container, is_scalar_only = _CONTAINERS.__contains__, _CONTAINERS.isdisjoint
         todo = [start]
         while todo:
             node = todo[-1]
@@ -418,6 +418,10 @@ class _Reader:
                 todo.pop()
                 continue
             items = [*node, *node.values()] if type(node) is dict else node
+            if is_scalar_only(map(type, items)):  # most dicts of a snapshot: a frame, say
+                todo.pop()
+                elements[key], depths[key] = 1 + len(items), 1
+                continue
             # Built-in maps keep this pass at C speed: a snapshot has millions of items. A
             # scalar's id is never a key of `elements` (every measured container is alive).
             ids = [*map(id, items)]
