@@ -33,6 +33,8 @@ from .input_limits import INTEGER_DIGITS_LIMIT, NESTING_LIMIT
 # pickle that repeats shared parts far more than that is a bomb, not a snapshot.
 ELEMENTS_PER_BYTE = 64
 ELEMENTS_BASE = 1 << 20
+# The longest fixed-size opcode argument (a BINFLOAT, a FRAME's length) is 8 bytes.
+LOOKAHEAD = 9
 # Bytes read from the file at a time: snapshots reach gigabytes and are never held whole.
 CHUNK_BYTES = 1 << 20
 # Protocol 0 puts values on lines; no value of plain data needs a longer one.
@@ -72,6 +74,8 @@ def load_plain_data(handle: BinaryIO, file_bytes: int):
         raise
     except (IndexError, KeyError, TypeError, ValueError, AttributeError, OverflowError,
             struct.error) as exc:
+        if isinstance(exc, (IndexError, struct.error)) and reader.at_end():
+            raise PlanError("truncated snapshot: the file ends before the pickle does") from None
         raise PlanError(f"not a memory snapshot: not a readable pickle ({type(exc).__name__} "
                         f"near byte {reader.offset():,}: {str(exc)[:100]})") from None
 
@@ -108,6 +112,23 @@ class _Reader:
         self.buf, self.pos = buf, 0
         return buf
 
+    def top_up(self, buf: bytes, pos: int) -> bytes:
+        """`buf[pos:]` extended from the file to `LOOKAHEAD` bytes or more, or to the end of
+        the file (`pos` becomes 0): near the end, an argument cut short raises IndexError or
+        struct.error, reported as truncation."""
+        left = self.file_bytes - self.handle.tell()
+        rest = buf[pos:]
+        buf = rest + self.handle.read(min(CHUNK_BYTES, left)) if left > 0 else rest
+        self.buf, self.pos = buf, 0
+        return buf
+
+    def at_end(self) -> bool:
+        """Whether the bytes left to read are fewer than an opcode and its argument."""
+        try:
+            return self.file_bytes - self.offset() < LOOKAHEAD + 1
+        except (OSError, ValueError):
+            return False
+
     def fail(self, message: str) -> PlanError:
         return PlanError(f"not a memory snapshot: {message} (at byte {self.offset():,})")
 
@@ -129,31 +150,24 @@ class _Reader:
         buf, pos, end = self.buf, 0, 0
 
         while True:
-            if pos >= end:
-                buf = fill(buf, pos, 1)
+            if pos + LOOKAHEAD > end:  # then an opcode's fixed-size argument needs no check
+                buf = self.top_up(buf, pos)
                 pos, end = 0, len(buf)
+                if not end:
+                    raise _Truncated
             op = buf[pos]
             pos += 1
             if op == 0x68:  # BINGET
-                if pos + 1 > end:
-                    buf = fill(buf, pos, 1)
-                    pos, end = 0, len(buf)
                 obj = memo[buf[pos]]
                 pos += 1
                 push(obj)
             elif op == 0x6a:  # LONG_BINGET
-                if pos + 4 > end:
-                    buf = fill(buf, pos, 4)
-                    pos, end = 0, len(buf)
                 obj = memo[unpack_u32(buf, pos)[0]]
                 pos += 4
                 push(obj)
             elif op == 0x94:  # MEMOIZE
                 memo[len(memo)] = stack[-1]
             elif op == 0x8c:  # SHORT_BINUNICODE
-                if pos + 1 > end:
-                    buf = fill(buf, pos, 1)
-                    pos, end = 0, len(buf)
                 n = buf[pos]
                 if pos + 1 + n > end:
                     buf = fill(buf, pos, 1 + n)
@@ -191,21 +205,12 @@ class _Reader:
                     raise self.changed(target)
                 target.extend(items)
             elif op == 0x4b:  # BININT1
-                if pos + 1 > end:
-                    buf = fill(buf, pos, 1)
-                    pos, end = 0, len(buf)
                 push(buf[pos])
                 pos += 1
             elif op == 0x4a:  # BININT
-                if pos + 4 > end:
-                    buf = fill(buf, pos, 4)
-                    pos, end = 0, len(buf)
                 push(_UNPACK_I(buf, pos)[0])
                 pos += 4
             elif op == 0x8a:  # LONG1
-                if pos + 1 > end:
-                    buf = fill(buf, pos, 1)
-                    pos, end = 0, len(buf)
                 n = buf[pos]
                 if pos + 1 + n > end:
                     buf = fill(buf, pos, 1 + n)
@@ -214,21 +219,12 @@ class _Reader:
                 push(self.long(buf[pos + 1:pos + 1 + n]))
                 pos += 1 + n
             elif op == 0x4d:  # BININT2
-                if pos + 2 > end:
-                    buf = fill(buf, pos, 2)
-                    pos, end = 0, len(buf)
                 push(buf[pos] | buf[pos + 1] << 8)
                 pos += 2
             elif op == 0x71:  # BINPUT
-                if pos + 1 > end:
-                    buf = fill(buf, pos, 1)
-                    pos, end = 0, len(buf)
                 memo[buf[pos]] = stack[-1]
                 pos += 1
             elif op == 0x72:  # LONG_BINPUT
-                if pos + 4 > end:
-                    buf = fill(buf, pos, 4)
-                    pos, end = 0, len(buf)
                 memo[unpack_u32(buf, pos)[0]] = stack[-1]
                 pos += 4
             elif op == 0x61:  # APPEND
@@ -277,9 +273,6 @@ class _Reader:
                 # BINUNICODE, BINUNICODE8, BINBYTES, SHORT_BINBYTES, BINBYTES8, BINSTRING,
                 # SHORT_BINSTRING: a length, then that many bytes.
                 width = {0x58: 4, 0x8d: 8, 0x42: 4, 0x43: 1, 0x8e: 8, 0x54: 4, 0x55: 1}[op]
-                if pos + width > end:
-                    buf = fill(buf, pos, width)
-                    pos, end = 0, len(buf)
                 n = int.from_bytes(buf[pos:pos + width], "little", signed=op == 0x54)
                 if n < 0:
                     raise ValueError("negative length")
@@ -297,15 +290,9 @@ class _Reader:
                 else:
                     push(raw)
             elif op == 0x47:  # BINFLOAT
-                if pos + 8 > end:
-                    buf = fill(buf, pos, 8)
-                    pos, end = 0, len(buf)
                 push(_UNPACK_D(buf, pos)[0])
                 pos += 8
             elif op == 0x8b:  # LONG4
-                if pos + 4 > end:
-                    buf = fill(buf, pos, 4)
-                    pos, end = 0, len(buf)
                 n = _UNPACK_I(buf, pos)[0]
                 if n < 0:
                     raise ValueError("negative length")
@@ -336,14 +323,8 @@ class _Reader:
                 self.measure(stack[-1], made)
                 return stack[-1]
             elif op == 0x95:  # FRAME: a length for framing; the bytes follow as opcodes
-                if pos + 8 > end:
-                    buf = fill(buf, pos, 8)
-                    pos, end = 0, len(buf)
                 pos += 8
             elif op == 0x80:  # PROTO
-                if pos + 1 > end:
-                    buf = fill(buf, pos, 1)
-                    pos, end = 0, len(buf)
                 if buf[pos] > 5:
                     self.pos = pos
                     raise self.fail(f"pickle protocol {buf[pos]} is newer than 5")
