@@ -24,6 +24,7 @@ from __future__ import annotations
 import codecs
 import struct
 from itertools import chain, compress, repeat
+from operator import is_
 from typing import BinaryIO
 
 from .errors import PlanError
@@ -390,7 +391,7 @@ class _Reader:
     def _measure_from(self, start, elements: dict, depths: dict, started: set) -> None:
         """Measure `start` and every container below it not measured yet (see `measure`)."""
         limit, count_of, depth_of = self.element_limit, elements.get, depths.get
-        is_container, is_scalar_only = _CONTAINERS.__contains__, _CONTAINERS.isdisjoint
+        is_container = _CONTAINERS.__contains__
         todo = [start]
         while todo:
             node = todo[-1]
@@ -399,32 +400,24 @@ class _Reader:
                 todo.pop()
                 continue
             items = [*node, *node.values()] if type(node) is dict else node
-            if is_scalar_only(map(type, items)):  # most dicts of a snapshot: a frame, say
+            # Built-in maps keep these passes at C speed: a snapshot has millions of items.
+            children = [*compress(items, map(is_container, map(type, items)))]
+            if not children:  # most dicts of a snapshot: a frame, say
                 todo.pop()
                 elements[key], depths[key] = 1 + len(items), 1
                 continue
-            # Built-in maps keep this pass at C speed: a snapshot has millions of items. A
-            # scalar's id is never a key of `elements` (every measured container is alive).
-            ids = [*map(id, items)]
+            ids = [*map(id, children)]
             counts = [*map(count_of, ids)]
-            if key not in started:
+            if None in counts:  # children not measured yet: measure them first
+                pending = [*compress(children, map(is_, counts, repeat(None)))]
+                if not started.isdisjoint(map(id, pending)):  # begun, and not finished
+                    raise self.fail("a container holds itself (a cycle)")
                 started.add(key)
-                pending = [*compress(items, map(is_container, map(type, items)))] \
-                    if None in counts else ()
-                pending = [c for c in pending if id(c) not in elements]
-                if pending:
-                    if not started.isdisjoint(map(id, pending)):
-                        raise self.fail("a container holds itself (a cycle)")
-                    todo.extend(pending)
-                    continue
+                todo.extend(pending)
+                continue
             todo.pop()
-            if None in counts:  # some items are scalars
-                measured = len(counts) - counts.count(None)
-                total = 1 + len(items) - measured + sum(filter(None, counts))
-                depth = 1 + max(map(depth_of, ids, repeat(0)), default=0)
-            else:  # only containers, all measured: a list of frames, say
-                total = 1 + sum(counts)
-                depth = 1 + max(map(depth_of, ids), default=0)
+            total = 1 + len(items) - len(children) + sum(counts)
+            depth = 1 + max(map(depth_of, ids), default=0)
             if depth > NESTING_LIMIT:
                 raise self.fail(f"containers nest deeper than the limit of {NESTING_LIMIT}")
             if total > limit:
