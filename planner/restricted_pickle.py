@@ -24,7 +24,7 @@ from __future__ import annotations
 import codecs
 import struct
 from itertools import chain, compress, repeat
-from operator import is_
+from operator import and_, is_, rshift
 from typing import BinaryIO
 
 from .errors import PlanError
@@ -45,6 +45,8 @@ INTEGER_BYTES_LIMIT = (INTEGER_DIGITS_LIMIT * 3322 // 1000 + 8) // 8 + 1
 INTEGER_BOUND = 10 ** INTEGER_DIGITS_LIMIT
 
 _CONTAINERS = frozenset({list, dict, tuple})
+_DEPTH_BITS = NESTING_LIMIT.bit_length() + 1  # a depth up to NESTING_LIMIT + 1 fits
+_DEPTH_MASK = (1 << _DEPTH_BITS) - 1
 _UNPACK_I = struct.Struct("<i").unpack_from
 _UNPACK_U32 = struct.Struct("<I").unpack_from
 _UNPACK_D = struct.Struct(">d").unpack_from
@@ -381,22 +383,23 @@ class _Reader:
         those whose items are not measured yet): its elements (itself, and each item's
         elements, so every repeat of a shared part counts) and its depth. A memo "billion
         laughs" costs its size in the file, not its expansion."""
-        elements: dict[int, int] = {}  # by id, for measured containers (all kept alive)
-        depths: dict[int, int] = {}
+        # By id, for measured containers (all kept alive): elements << DEPTH_BITS | depth, one
+        # dict rather than two, as a snapshot has millions of containers.
+        measured: dict[int, int] = {}
         started: set[int] = set()  # containers whose measuring began
         for start in chain(reversed(made), (root,)):
-            if type(start) in _CONTAINERS and id(start) not in elements:
-                self._measure_from(start, elements, depths, started)
+            if type(start) in _CONTAINERS and id(start) not in measured:
+                self._measure_from(start, measured, started)
 
-    def _measure_from(self, start, elements: dict, depths: dict, started: set) -> None:
+    def _measure_from(self, start, measured: dict, started: set) -> None:
         """Measure `start` and every container below it not measured yet (see `measure`)."""
-        limit, count_of, depth_of = self.element_limit, elements.get, depths.get
+        limit, measure_of = self.element_limit, measured.get
         is_container = _CONTAINERS.__contains__
         todo = [start]
         while todo:
             node = todo[-1]
             key = id(node)
-            if key in elements:
+            if key in measured:
                 todo.pop()
                 continue
             items = [*node, *node.values()] if type(node) is dict else node
@@ -404,27 +407,27 @@ class _Reader:
             children = [*compress(items, map(is_container, map(type, items)))]
             if not children:  # most dicts of a snapshot: a frame, say
                 todo.pop()
-                elements[key], depths[key] = 1 + len(items), 1
+                measured[key] = (1 + len(items)) << _DEPTH_BITS | 1
                 continue
             ids = [*map(id, children)]
-            counts = [*map(count_of, ids)]
-            if None in counts:  # children not measured yet: measure them first
-                pending = [*compress(children, map(is_, counts, repeat(None)))]
+            known = [*map(measure_of, ids)]
+            if None in known:  # children not measured yet: measure them first
+                pending = [*compress(children, map(is_, known, repeat(None)))]
                 if not started.isdisjoint(map(id, pending)):  # begun, and not finished
                     raise self.fail("a container holds itself (a cycle)")
                 started.add(key)
                 todo.extend(pending)
                 continue
             todo.pop()
-            total = 1 + len(items) - len(children) + sum(counts)
-            depth = 1 + max(map(depth_of, ids), default=0)
+            total = 1 + len(items) - len(children) + sum(map(rshift, known, repeat(_DEPTH_BITS)))
+            depth = 1 + max(map(and_, known, repeat(_DEPTH_MASK)))
             if depth > NESTING_LIMIT:
                 raise self.fail(f"containers nest deeper than the limit of {NESTING_LIMIT}")
             if total > limit:
                 raise self.fail(f"it expands to more than {limit:,} elements, the limit for a "
                                 f"file of {self.file_bytes:,} bytes (memo references count "
                                 f"every element they repeat)")
-            elements[key], depths[key] = total, depth
+            measured[key] = total << _DEPTH_BITS | depth
 
     def long(self, raw: bytes) -> int:
         """A little-endian two's-complement integer within the digit limit."""
