@@ -5,16 +5,18 @@ bytes, integers, floats, booleans and None, and refuses every other: class and f
 references, object construction, persistent IDs, sets and out-of-band buffers. Nothing in the
 file is executed, and every limit is its own, not the stock unpickler's:
 
-- Elements: every object built counts one, and a memo reference or `DUP` counts every element
-  of what it repeats (the expanded size a tree walk would see). The total may not pass
-  `ELEMENTS_BASE + ELEMENTS_PER_BYTE * file bytes`, so a memo "billion laughs" stops at once.
-- Nesting: containers may nest `NESTING_LIMIT` deep, tracked per container without recursion.
+- Elements: the result is measured once it is built, children before parents and without
+  recursion. Each container counts itself and each item's elements, so a part shared through
+  the memo (or `DUP`) counts once for every reference to it: the expanded size a walk of the
+  data would see. More than `ELEMENTS_BASE + ELEMENTS_PER_BYTE * file bytes` is refused, so a
+  memo "billion laughs" of a few hundred bytes costs its size, not its expansion.
+- Nesting: containers may nest `NESTING_LIMIT` deep. Tuples are checked as they are made,
+  before one can be hashed as a dict key (hashing recurses in C); a container holding itself
+  is refused.
 - Integers: at most `INTEGER_DIGITS_LIMIT` decimal digits.
 - Claimed lengths: a string, bytes or frame longer than the rest of the file is refused before
-  anything is allocated; the memo is a dict, so a huge memo index costs one entry.
-- A container is frozen once shared (fetched from the memo or duplicated): changing it later,
-  which is how a pickle makes a cycle, is refused. Plain data written by `pickle.dump` never
-  does that.
+  anything is allocated. The memo is a list that grows one entry per store: an index past its
+  end (a 9-byte pickle storing at index 500,000,000) is refused, never allocated.
 
 Every failure is a one-line `PlanError` naming the limit or the opcode and its byte offset.
 """
@@ -115,6 +117,17 @@ class _Reader:
         self.buf, self.pos = buf, 0
         return buf
 
+    def put(self, memo: list, index: int, value, pos: int) -> None:
+        """Store `value` at memo `index`: the next one, or one already stored."""
+        if index == len(memo):
+            memo.append(value)
+        elif 0 <= index < len(memo):
+            memo[index] = value
+        else:
+            self.pos = pos
+            raise self.fail(f"memo index {index:,} skips past the {len(memo):,} entries "
+                            f"stored (a pickle writer stores at the next one)")
+
     def top_up(self, buf: bytes, pos: int) -> bytes:
         """`buf[pos:]` extended from the file to `LOOKAHEAD` bytes or more, or to the end of
         the file (`pos` becomes 0): near the end, an argument cut short raises IndexError or
@@ -139,7 +152,10 @@ class _Reader:
         """Execute the opcodes up to STOP and return the object on top of the stack."""
         stack: list = []
         marks: list[int] = []
-        memo: dict[int, object] = {}
+        # The memo, in order: a pickle writer stores at the next index (or over an old one),
+        # so an index past the end is refused, and the memo never outgrows the file.
+        memo: list = []
+        remember = memo.append
         fill = self.fill
         push = stack.append
         # Lists and dicts in the order they were made: measured in reverse, most containers'
@@ -169,7 +185,7 @@ class _Reader:
                 pos += 4
                 push(obj)
             elif op == 0x94:  # MEMOIZE
-                memo[len(memo)] = stack[-1]
+                remember(stack[-1])
             elif op == 0x8c:  # SHORT_BINUNICODE
                 n = buf[pos]
                 if pos + 1 + n > end:
@@ -225,10 +241,10 @@ class _Reader:
                 push(buf[pos] | buf[pos + 1] << 8)
                 pos += 2
             elif op == 0x71:  # BINPUT
-                memo[buf[pos]] = stack[-1]
+                self.put(memo, buf[pos], stack[-1], pos)
                 pos += 1
             elif op == 0x72:  # LONG_BINPUT
-                memo[unpack_u32(buf, pos)[0]] = stack[-1]
+                self.put(memo, unpack_u32(buf, pos)[0], stack[-1], pos)
                 pos += 4
             elif op == 0x61:  # APPEND
                 item = stack.pop()
@@ -348,10 +364,13 @@ class _Reader:
                     name = self.line()
                     raise self.fail(f"it contains objects ({_text(line)}.{_text(name)})")
                 if op == 0x67:
-                    obj = memo[int(line)]
+                    index = int(line)
+                    if index < 0:
+                        raise IndexError(f"memo index {index}")
+                    obj = memo[index]
                     push(obj)
                 elif op == 0x70:
-                    memo[int(line)] = stack[-1]
+                    self.put(memo, int(line), stack[-1], pos)
                 else:
                     push(self.text_value(op, line))
             elif op == 0x93:  # STACK_GLOBAL
