@@ -179,7 +179,7 @@ import io, sys, time, tracemalloc
 from pathlib import Path
 from slabscope import planner
 import slabscope.planner.torch_snapshot
-from slabscope.planner.torch_snapshot import BuiltinsOnlyUnpickler
+from slabscope.planner.restricted_pickle import load_plain_data
 
 def streamed(path):
     return planner.torch_snapshot.read_snapshot(path)
@@ -188,7 +188,8 @@ def graph(path):
     return planner.torch_snapshot.load_snapshot(path)
 
 def naive(path):
-    return BuiltinsOnlyUnpickler(io.BytesIO(Path(path).read_bytes())).load()
+    data = Path(path).read_bytes()
+    return load_plain_data(io.BytesIO(data), len(data))
 
 load = globals()[sys.argv[2]]
 if sys.argv[3] == "memory":

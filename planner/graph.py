@@ -86,9 +86,9 @@ class Graph:
         unit = self.alignment
         reserved = tuple([max(-(-buf.bytes // unit) * unit, unit) for buf in self.buffers])
         if reserved and max(reserved) > SIZE_LIMIT:
-            culprit = self.buffers[reserved.index(max(reserved))].name
-            raise PlanError(f"buffer {culprit!r:.60}: size {max(reserved):,} after aligning "
-                            f"to {unit} is over the 64-bit limit {SIZE_LIMIT:,}")
+            biggest = max(self.buffers, key=lambda buf: buf.bytes)
+            raise PlanError(f"{self.name}: buffer {biggest.name!r} of {biggest.bytes:,} bytes "
+                            f"overflows when aligned to {unit} (limit {SIZE_LIMIT:,})")
         return reserved
 
     @cached_property

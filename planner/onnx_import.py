@@ -4,6 +4,10 @@ Initializers, and the tensors that nodes compute only from constants (`Constant`
 `ConstantOfShape` of an initializer, an `Unsqueeze` of a weight), are weights: they are folded
 away with the nodes that make them and stay out of the slab unless `include_weights`. Graph
 inputs get a use by one `upload` node, graph outputs a use by one `readback` node.
+
+An If, Loop or Scan node uses every tensor of the enclosing graph that its bodies read, at any
+depth, as it uses its inputs: the tensor stays live, and unshared, while the node runs. The
+tensors a body makes inside are the runtime's, not the slab's; the notes count them.
 """
 
 from __future__ import annotations
@@ -12,13 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PlanError
-from .graph import Buffer, Graph, Node
+from .graph import SIZE_LIMIT, Buffer, Graph, Node
 from .input_limits import ONNX_BYTES_LIMIT, read_bytes, shape_elements
 from .reachability import topological_order
 
 # Ops whose outputs change from run to run even when every input is a constant.
 RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                         "Multinomial", "Bernoulli"})
+
+# Graphs from ONNX models are planned at the alignment of CUDA's allocations.
+ONNX_ALIGNMENT = 256
 
 # Assumed when shape inference gives a tensor no element type (a custom op's output).
 UNKNOWN_ELEMENT_BYTES = 4
@@ -31,7 +38,8 @@ class OnnxNotes:
     `unknown_dims`: tensors with a symbolic or missing dimension (or no shape at all), each
     unknown dimension taken as 1; `unknown_types`: tensors without an element type, taken as
     4-byte elements; `folded_nodes`: nodes computing only constants, not part of the graph;
-    `weights`, `weight_bytes`: the weights the runtime nodes read, and whether they are in the slab.
+    `weights`, `weight_bytes`: the weights the runtime nodes read, and whether they are in the slab;
+    `body_tensors`: tensors made inside If, Loop and Scan bodies, which are not in the slab.
     """
 
     unknown_dims: tuple[str, ...]
@@ -40,9 +48,11 @@ class OnnxNotes:
     weights: int
     weight_bytes: int
     weights_included: bool
+    body_tensors: int = 0
 
     def guesses(self) -> str:
-        """One line naming the tensors whose size was guessed, or "" when none was."""
+        """One line naming the tensors whose size was guessed, and the tensors left to the
+        runtime inside bodies, or "" when there are none."""
         parts = []
         if self.unknown_dims:
             parts.append(f"unknown dimensions taken as 1 in {len(self.unknown_dims)} tensors: "
@@ -50,6 +60,9 @@ class OnnxNotes:
         if self.unknown_types:
             parts.append(f"no element type, taken as {UNKNOWN_ELEMENT_BYTES} bytes, in "
                          f"{len(self.unknown_types)} tensors: " + _listing(self.unknown_types))
+        if self.body_tensors:
+            parts.append(f"{self.body_tensors} tensors made inside If, Loop or Scan bodies are "
+                         f"not in the slab (the runtime allocates them while the node runs)")
         return "; ".join(parts)
 
 
@@ -146,7 +159,12 @@ class _Sizer:
                             f"fixed size") from None
         if dtype.kind in "OUS":
             raise PlanError(f"tensor {name!r} holds strings, which have no fixed size")
-        return shape_elements(dims, f"tensor {name!r}") * dtype.itemsize, dims, dtype.name
+        elements = shape_elements(dims, f"tensor {name!r}")
+        size = elements * dtype.itemsize
+        if size + ONNX_ALIGNMENT - 1 > SIZE_LIMIT:  # reserved bytes are aligned up
+            raise PlanError(f"tensor {name!r}: {elements:,} elements of {dtype.itemsize} bytes "
+                            f"are past the 64-bit size limit once aligned to {ONNX_ALIGNMENT}")
+        return size, dims, dtype.name
 
 
 def _constant_tensors(graph, initializer_names: set[str]) -> tuple[set[str], list[int]]:
@@ -203,17 +221,70 @@ def _free_name(base: str, taken) -> str:
     return name
 
 
-def _consumers(graph, node_names: list[str | None], provided: set[str],
-               path: Path) -> dict[str, list[str]]:
+def _subgraphs(node) -> list:
+    """The graphs held by `node`'s attributes (an If's branches, a Loop's or Scan's body)."""
+    graphs = []
+    for attribute in node.attribute:
+        if attribute.HasField("g"):
+            graphs.append(attribute.g)
+        graphs.extend(attribute.graphs)
+    return graphs
+
+
+def subgraph_reads(node) -> tuple[str, ...]:
+    """The tensors of enclosing scopes that `node`'s subgraphs read, at any depth, in order.
+
+    A name a subgraph reads (as a node input, or as one of its outputs) is an outer read
+    unless the subgraph defines it (an input, an initializer, a node output) or, for a nested
+    subgraph, an enclosing subgraph below `node` does."""
+    return _walk_subgraphs(node)[0]
+
+
+def _walk_subgraphs(node) -> tuple[tuple[str, ...], int]:
+    """What `node`'s subgraphs read of enclosing scopes (see `subgraph_reads`), and how many
+    tensors their nodes make, at any depth; walked with an explicit stack."""
+    reads: dict[str, None] = {}
+    made = 0
+    # (graph, the names defined by the subgraphs enclosing it below `node`)
+    todo = [(g, frozenset()) for g in reversed(_subgraphs(node))]
+    while todo:
+        graph, outer = todo.pop()
+        defined = set(outer)
+        defined.update(v.name for v in graph.input)
+        defined.update(t.name for t in graph.initializer)
+        defined.update(t.values.name for t in graph.sparse_initializer)
+        outputs = [t for n in graph.node for t in n.output if t]
+        made += len(outputs)
+        defined.update(outputs)
+        for inner in graph.node:
+            reads.update((t, None) for t in inner.input if t and t not in defined)
+        reads.update((v.name, None) for v in graph.output if v.name not in defined)
+        scope = frozenset(defined)
+        todo.extend((g, scope) for n in reversed(graph.node) for g in reversed(_subgraphs(n)))
+    return tuple(reads), made
+
+
+def _node_reads(graph) -> tuple[list[tuple[str, ...]], int]:
+    """Per ONNX node, every tensor it reads: its inputs, then what its subgraphs read of the
+    enclosing graph (a body reading an outer tensor uses it for the whole of the node); and
+    how many tensors the subgraphs make inside."""
+    reads, made = [], 0
+    for node in graph.node:
+        outer, inside = _walk_subgraphs(node)
+        reads.append(tuple(dict.fromkeys([t for t in node.input if t] + list(outer))))
+        made += inside
+    return reads, made
+
+
+def _consumers(graph, node_names: list[str | None], reads: list[tuple[str, ...]],
+               provided: set[str], path: Path) -> dict[str, list[str]]:
     """Per tensor, the runtime nodes that read it, in model order; a read of a tensor nothing
     provides is a PlanError."""
     consumers: dict[str, list[str]] = {}
-    for node, name in zip(graph.node, node_names):
+    for name, node_reads in zip(node_names, reads):
         if name is None:
             continue  # folded into a constant
-        for t in node.input:
-            if not t:
-                continue  # an omitted optional input
+        for t in node_reads:
             if t not in provided:
                 raise PlanError(f"{path}: node {name!r} reads tensor {t!r}, which no node, "
                                 f"input or initializer provides")
@@ -257,14 +328,21 @@ def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
             producer.update((t, node_names[i]) for t in node.output if t)
     inputs = [v.name for v in graph.input if v.name not in constants]
     producer.update((t, upload) for t in inputs)
-    consumers = _consumers(graph, node_names, set(producer) | constants, path)
+    reads, body_tensors = _node_reads(graph)
+    consumers = _consumers(graph, node_names, reads, set(producer) | constants, path)
     outputs = [v.name for v in graph.output]
     for t in outputs:
         if t not in producer and t not in constants:
             raise PlanError(f"{path}: graph output {t!r} is not produced by any node")
 
     weights = [t for t in dict.fromkeys(list(consumers) + outputs) if t in constants]
-    weight_bytes = sum(sizer.size(t)[0] for t in weights)
+    def size_of(t: str) -> tuple[int, tuple[int, ...], str | None]:
+        try:
+            return sizer.size(t)
+        except PlanError as exc:  # a tensor's size is wrong: the message names file and tensor
+            raise PlanError(f"{path}: {exc}") from None
+
+    weight_bytes = sum(size_of(t)[0] for t in weights)
     sizer.unknown_dims.clear()  # only the tensors that end up in the slab are worth reporting
     sizer.unknown_types.clear()
     if include_weights:
@@ -278,7 +356,7 @@ def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
             uses.append(readback)
         kind = "weight" if t in constants else "input" if producer[t] == upload \
             else "output" if t in output_set else "intermediate"
-        size, shape, dtype = sizer.size(t)
+        size, shape, dtype = size_of(t)
         buffers.append(Buffer(t, size, tuple(uses), kind, shape, dtype))
 
     edges = {(producer[t], c) for t, cs in consumers.items() if t in producer for c in cs}
@@ -288,7 +366,7 @@ def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
     for i, node in enumerate(graph.node):
         if i not in folded_set:
             nodes.append(Node(node_names[i], node.op_type,
-                              inputs=tuple(dict.fromkeys(t for t in node.input if t in slab_names)),
+                              inputs=tuple(t for t in reads[i] if t in slab_names),
                               outputs=tuple(t for t in node.output if t in slab_names)))
     nodes.append(Node(readback, "readback", inputs=tuple(t for t in outputs if t in slab_names)))
     used = {u for b in buffers for u in b.uses} | {e for pair in edges for e in pair}
@@ -303,6 +381,7 @@ def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
     buffers.sort(key=lambda b: min(position[u] for u in b.uses))  # stable: ties keep ONNX order
 
     result = Graph(
+        alignment=ONNX_ALIGNMENT,
         nodes=tuple(nodes),
         edges=tuple(sorted(edges, key=lambda e: (position[e[0]], position[e[1]]))),
         buffers=tuple(buffers),
@@ -318,5 +397,6 @@ def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
         weights=len(weights),
         weight_bytes=weight_bytes,
         weights_included=include_weights,
+        body_tensors=body_tensors,
     )
     return result, notes

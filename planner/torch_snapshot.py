@@ -1,18 +1,21 @@
 """PyTorch CUDA memory snapshots (`torch.cuda.memory._dump_snapshot`) as serial-model graphs.
 
-Read without torch, through an unpickler that refuses every class: a snapshot holds only
-builtins. The trace of one device becomes a chain of time steps: a `start` step, then one step
-per event that changes live or reserved bytes (`alloc`, `free_completed`, `segment_alloc`,
-`segment_free`, `segment_map`, `segment_unmap`). Every block is a buffer live over
-`[step of its alloc, step of its free_completed)`; a block is not reusable before its
-`free_completed`, so `free_requested` ends nothing. Blocks allocated before recording began (freed
-in the trace with no alloc, or active in the snapshot's `segments` with none) live from `start`;
-blocks still live at the end live through the last step.
+Read without torch, through a reader of plain pickled data that refuses every class and stays
+within limits set by the file's size (`restricted_pickle`): a snapshot holds only builtins.
+Every field used is checked by type and range. The trace of one device becomes a chain of time
+steps: a `start` step, then one step per event that changes live or reserved bytes (`alloc`,
+`free_completed`, `segment_alloc`, `segment_free`, `segment_map`, `segment_unmap`). Every block
+is a buffer live over `[step of its alloc, step of its free_completed)`; a block is not reusable
+before its `free_completed`, so `free_requested` ends nothing. Blocks allocated before recording
+began (freed in the trace with no alloc, or active in the snapshot's `segments` with none) live
+from `start`; blocks still live at the end live through the last step.
 """
 
 from __future__ import annotations
 
-import pickle
+import os
+import warnings
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -20,8 +23,9 @@ from typing import Mapping
 
 from .errors import PlanError
 from .gc_pause import paused_collection
-from .graph import Buffer, Graph, Node
+from .graph import SIZE_LIMIT, Buffer, Graph, Node
 from .input_limits import open_regular
+from .restricted_pickle import load_plain_data
 from .snapshot_names import category, frame_entry, user_site
 
 # Snapshots of long runs reach gigabytes; they are streamed, never held as bytes, so the cap
@@ -31,6 +35,8 @@ SNAPSHOT_BYTES_LIMIT = 64 << 30
 STEP_ACTIONS = frozenset({"alloc", "free_completed", "segment_alloc", "segment_free",
                           "segment_map", "segment_unmap"})
 RESERVE_DELTA = {"segment_alloc": 1, "segment_map": 1, "segment_free": -1, "segment_unmap": -1}
+# Python file names and function names are far shorter; a longer one is not a frame.
+FRAME_TEXT_LIMIT = 4096
 ACTIVE_STATES = frozenset({"active_allocated", "active_pending_free"})
 RECORD_HINT = ("call torch.cuda.memory._record_memory_history() before the run, then "
                "torch.cuda.memory._dump_snapshot(path)")
@@ -61,40 +67,25 @@ class AllocatorTrace:
     full_stacks: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
 
-class BuiltinsOnlyUnpickler(pickle.Unpickler):
-    """An unpickler for data made only of builtins: any class or function reference is refused."""
-
-    def find_class(self, module, name):
-        raise PlanError(f"not a memory snapshot: it contains objects ({module}.{name})")
-
-
 def read_snapshot(path) -> dict:
-    """The snapshot at `path` as plain data, streamed from the file into a class-refusing unpickler.
+    """The snapshot at `path` as plain data, streamed from the file through a reader that builds
+    only dicts, lists, tuples, strings, bytes and numbers (see `restricted_pickle`).
 
     Every failure is a one-line `PlanError`: an unreadable or truncated file, a pickle that holds
-    objects, or data that is not a snapshot's top-level dictionary.
+    objects or passes the reader's limits, or data that is not a snapshot's top-level dictionary.
     """
     path = Path(path)
     handle = open_regular(path, SNAPSHOT_BYTES_LIMIT)
     try:
-        with handle:
-            data = BuiltinsOnlyUnpickler(handle).load()
+        # Millions of acyclic objects: collector passes would free nothing.
+        with handle, paused_collection():
+            data = load_plain_data(handle, os.fstat(handle.fileno()).st_size)
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
     except OSError as exc:
         raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except EOFError:
-        raise PlanError(f"{path}: truncated snapshot: the file ends before the pickle does"
-                        ) from None
-    except pickle.UnpicklingError as exc:
-        if "truncated" in str(exc):
-            raise PlanError(f"{path}: truncated snapshot: the file ends before the pickle does"
-                            ) from None
-        raise PlanError(f"{path}: not a memory snapshot: not a readable pickle ({exc})") from None
-    except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError,
-            RecursionError, MemoryError) as exc:
-        raise PlanError(f"{path}: not a memory snapshot: not a readable pickle "
-                        f"({type(exc).__name__}: {exc})") from None
+    except MemoryError:
+        raise PlanError(f"{path}: not enough memory to read the snapshot") from None
     if not isinstance(data, dict) or not isinstance(data.get("segments", []), list):
         raise PlanError(f"{path}: not a memory snapshot: expected a dictionary with 'segments' "
                         f"and 'device_traces', got {type(data).__name__}")
@@ -127,16 +118,19 @@ def _load(path: Path, device: int | None) -> Graph:
     elif device not in with_trace:
         raise PlanError(f"{path}: device {device} has no trace; devices with one: "
                         f"{', '.join(map(str, with_trace))}")
-    segments = [s for s in data.get("segments", [])
-                if isinstance(s, dict) and s.get("device", device) == device]
-    events = traces[device]
-    del data, traces  # other devices' traces go now; this one's events go as they are read
     try:
-        return _TraceReader(events, segments, device).graph(path.stem)
+        segments = [s for i, s in enumerate(data.get("segments", []))
+                    if _u64(_entry(s, f"segment at index {i}"), "device", f"segment at index {i}",
+                            device) == device]
+        events = traces[device]
+        del data, traces  # other devices' traces go now; this one's events go as they are read
+        reader = _TraceReader(events, segments, device)
+        graph = reader.graph(path.stem)
     except PlanError as exc:
         raise PlanError(f"{path}: {exc}") from None
-    except (KeyError, TypeError, AttributeError) as exc:  # segments or blocks of the wrong shape
-        raise PlanError(f"{path}: malformed segments ({type(exc).__name__}: {exc})") from None
+    for note in reader.notes:
+        warnings.warn(f"{path.name}: {note}", stacklevel=4)
+    return graph
 
 
 class _TraceReader:
@@ -152,9 +146,11 @@ class _TraceReader:
         self.blocks: list[list] = []
         self.seen_segments: set[tuple[int, int]] = set()
         self.stacks = _Stacks()
+        self.notes: list[str] = []  # what the reader accepted but the user should know
         self._walk(events)
         self._add_active_segment_blocks(segments)
-        final = [(_int(s, "address", "segment"), _int(s, "total_size", "segment")) for s in segments]
+        final = [(_u64(s, "address", f"segment at index {i}"),
+                  _u64(s, "total_size", f"segment at index {i}")) for i, s in enumerate(segments)]
         self.final_reserved = sum(size for _, size in final)
         self.seen_segments.update(final)
 
@@ -162,17 +158,20 @@ class _TraceReader:
         """Steps and blocks from the events, each event dropped from `events` once read (its
         frames, most of a snapshot's bytes, live on only as a folded stack)."""
         live: dict[int, int] = {}  # address -> index into blocks, for blocks live now
+        ranges = _LiveRanges()  # the address ranges of live blocks, to notice overlaps
+        overlaps, first_overlap = 0, ""
         touched: set[int] = set()  # addresses the trace has allocated or freed
         for i, event in enumerate(events):
+            what = f"device {self.device} event {i}"
             try:
-                action = event["action"]
+                action = _entry(event, "the event").get("action")
+                if not isinstance(action, str):
+                    raise PlanError(f"action must be a string, got {type(action).__name__}")
                 if action not in STEP_ACTIONS:
                     continue
-                addr, size = event["addr"], event["size"]
-                stream, time_us = event.get("stream", 0), event.get("time_us", 0)
-                if not all(isinstance(v, int) and v >= 0 for v in (addr, size, stream, time_us)):
-                    raise PlanError(f"addr, size, stream and time_us must be non-negative "
-                                    f"integers, got {addr!r}, {size!r}, {stream!r}, {time_us!r}")
+                addr, size = _u64(event, "addr"), _u64(event, "size")
+                stream = _u64(event, "stream", default=0)
+                time_us = _u64(event, "time_us", default=0)
                 step = len(self.step_event)
                 self.step_event.append(i)
                 self.step_action.append(action)
@@ -183,13 +182,27 @@ class _TraceReader:
                         first = self.step_event[self.blocks[live[addr]][0]]
                         raise PlanError(f"allocates {addr:#x}, which is still live "
                                         f"(allocated at event {first})")
+                    if size:
+                        other = ranges.overlapping(addr, addr + size)
+                        if other is not None:
+                            overlaps += 1
+                            if not first_overlap:
+                                block = self.blocks[live[other]]
+                                first_overlap = (
+                                    f"event {i} allocates [{addr:#x}, {addr + size:#x}) over "
+                                    f"[{other:#x}, {other + block[2]:#x}) from event "
+                                    f"{self.step_event[block[0]]}")
+                        ranges.add(addr, addr + size)
                     live[addr] = len(self.blocks)
                     touched.add(addr)
                     self.blocks.append([step, None, size, addr, stream,
                                         self.stacks.fold(event.get("frames", ())), False])
                 elif action == "free_completed":
                     if addr in live:
-                        self.blocks[live.pop(addr)][1] = step
+                        block = self.blocks[live.pop(addr)]
+                        block[1] = step
+                        if block[2]:
+                            ranges.remove(addr)
                     elif addr in touched:
                         raise PlanError(f"frees {addr:#x}, which the trace already freed")
                     else:  # allocated before recording began; its stack is where it was freed
@@ -199,28 +212,40 @@ class _TraceReader:
                 elif action in ("segment_alloc", "segment_free"):
                     self.seen_segments.add((addr, size))
             except PlanError as exc:
-                raise PlanError(f"device {self.device} event {i}: {exc}") from None
-            except (KeyError, TypeError, AttributeError) as exc:
-                raise PlanError(f"device {self.device} event {i}: malformed event "
-                                f"({type(exc).__name__}: {exc})") from None
+                raise PlanError(f"{what}: {exc}") from None
             finally:
                 events[i] = None
         self.live_at_end = live
+        if overlaps:
+            self.notes.append(
+                f"{overlaps:,} allocation{'s' if overlaps > 1 else ''} of device {self.device} "
+                f"overlap{'' if overlaps > 1 else 's'} a block still live at the time (the first: "
+                f"{first_overlap}); the blocks are planned as separate buffers")
 
     def _add_active_segment_blocks(self, segments: list) -> None:
         """Blocks active at the snapshot that no alloc of the trace made: allocated before it."""
-        for segment in segments:
-            for block in segment.get("blocks", ()):
-                if block.get("state") not in ACTIVE_STATES:
+        for i, segment in enumerate(segments):
+            what = f"segment at index {i}"
+            stream = _u64(segment, "stream", what, 0)
+            blocks = segment.get("blocks", [])
+            if not isinstance(blocks, list):
+                raise PlanError(f"{what}: blocks must be a list, got {type(blocks).__name__}")
+            for j, block in enumerate(blocks):
+                where = f"{what} block {j}"
+                state = _entry(block, where).get("state")
+                if not isinstance(state, str):
+                    raise PlanError(f"{where}: state must be a string, got "
+                                    f"{type(state).__name__}")
+                if state not in ACTIVE_STATES:
                     continue
-                addr = _int(block, "address", "segment block")
+                addr = _u64(block, "address", where)
+                # The trace records requested sizes; a segment's block keeps one too.
+                size = _u64(block, "requested_size" if "requested_size" in block else "size",
+                            where)
                 if addr in self.live_at_end:
                     continue
-                # The trace records requested sizes; a segment's block keeps one too.
-                size_key = "requested_size" if "requested_size" in block else "size"
-                self.blocks.append([0, None, _int(block, size_key, "segment block"), addr,
-                                    segment.get("stream", 0),
-                                    self.stacks.fold(block.get("frames", ())), True])
+                self.blocks.append([0, None, size, addr, stream,
+                                    self.stacks.fold(block.get("frames", ()), where), True])
 
     def graph(self, name: str) -> Graph:
         """The chain graph of the steps, a buffer per block, and the allocator's side."""
@@ -252,6 +277,14 @@ class _TraceReader:
                 before.add(buffer_name)
         step_live = _running_sum(live_delta[:steps])
         step_reserved = self._reserved_by_step()
+        # Every live block lies in a segment: more live than reserved means the segments are
+        # missing or wrong, and "reserved" or "plan saves" figures would be nonsense.
+        over = next((t for t, (a, r) in enumerate(zip(step_live, step_reserved)) if a > r), None)
+        if over is not None:
+            at = "the start" if over == 0 else f"event {self.step_event[over]}"
+            raise PlanError(f"device {self.device}: {step_live[over]:,} bytes are live at {at} "
+                            f"but the snapshot's segments reserve only {step_reserved[over]:,}; "
+                            f"segments and trace disagree (were the segments left out?)")
         trace = AllocatorTrace(
             device=self.device,
             peak_reserved_bytes=max(step_reserved),
@@ -285,30 +318,85 @@ class _TraceReader:
         return tuple(reserved)
 
 
+class _LiveRanges:
+    """The address ranges of live blocks, sorted by start in chunks, so that adding, removing
+    and finding an overlap cost O(log n + chunk) even with a million blocks live at once."""
+
+    CHUNK = 512
+
+    def __init__(self):
+        self.chunks: list[list[int]] = []  # sorted starts, each chunk after the one before
+        self.firsts: list[int] = []  # the first start of each chunk
+        self.ends: dict[int, int] = {}
+
+    def overlapping(self, lo: int, hi: int) -> int | None:
+        """The start of a live range that overlaps [lo, hi), if the one starting last before
+        `hi` does (live ranges that do not overlap each other need no other check)."""
+        i = bisect_left(self.firsts, hi) - 1
+        if i < 0:
+            return None
+        chunk = self.chunks[i]
+        start = chunk[bisect_left(chunk, hi) - 1]
+        return start if self.ends[start] > lo else None
+
+    def add(self, lo: int, hi: int) -> None:
+        self.ends[lo] = hi
+        if not self.chunks:
+            self.chunks.append([lo])
+            self.firsts.append(lo)
+            return
+        i = max(bisect_right(self.firsts, lo) - 1, 0)
+        chunk = self.chunks[i]
+        insort(chunk, lo)
+        self.firsts[i] = chunk[0]
+        if len(chunk) > 2 * self.CHUNK:
+            self.chunks[i:i + 1] = [chunk[:self.CHUNK], chunk[self.CHUNK:]]
+            self.firsts[i:i + 1] = [chunk[0], chunk[self.CHUNK]]
+
+    def remove(self, lo: int) -> None:
+        del self.ends[lo]
+        i = bisect_right(self.firsts, lo) - 1
+        chunk = self.chunks[i]
+        del chunk[bisect_left(chunk, lo)]
+        if chunk:
+            self.firsts[i] = chunk[0]
+        else:
+            del self.chunks[i], self.firsts[i]
+
+
 class _Stacks:
     """Folds frame lists into stacks (Python frames, then one C++ entry) and names buffers."""
 
     def __init__(self):
         self._basenames: dict[str, str] = {}
-        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._by_list: dict[int, _Stack] = {}  # id of a frames list -> its stack
+        # id of a frame -> its short and full text, () for C++
+        self._by_frame: dict[int, tuple[str, str] | tuple[()]] = {}
+        self._shared: dict[tuple[str, ...], _Stack] = {}
         self._counts: dict[str, int] = {}
         self._names: set[str] = set()
 
-    def fold(self, frames) -> "_Stack":
+    def fold(self, frames, what: str = "") -> "_Stack":
         """Python frames as `file:line function`, innermost first, then "… N C++ frames"; the
-        same with full paths as its `full`."""
+        same with full paths as its `full`; errors start with `what` (where the frames are).
+
+        One frame list, or one frame, shared by many events through the pickle's memo is
+        folded once: both caches are keyed by `id`, which is safe because every object of the
+        snapshot was built before the walk and is alive while it can be looked up."""
+        stack = self._by_list.get(id(frames))
+        if stack is not None:
+            return stack
+        if not isinstance(frames, (list, tuple)):
+            raise PlanError(f"{what}: frames must be a list, got {type(frames).__name__}"
+                            if what else f"frames must be a list, got {type(frames).__name__}")
         python, full, native = [], [], 0
-        for frame in frames:
-            filename = frame.get("filename") if isinstance(frame, dict) else None
-            if isinstance(filename, str) and (filename.endswith(".py") or
-                                              filename[:1] == "<" and filename[-1:] == ">"):
-                base = self._basenames.get(filename)
-                if base is None:
-                    base = self._basenames[filename] = \
-                        filename.replace("\\", "/").rsplit("/", 1)[-1]
-                line, function = frame.get("line", 0), frame.get("name", "?")
-                python.append(f"{base}:{line} {function}")
-                full.append(frame_entry(filename, line, function))
+        for j, frame in enumerate(frames):
+            entry = self._by_frame.get(id(frame))
+            if entry is None:
+                entry = self._by_frame[id(frame)] = self._frame(frame, f"{what} frame {j}".lstrip())
+            if entry:
+                python.append(entry[0])
+                full.append(entry[1])
             else:
                 native += 1
         if native:
@@ -319,7 +407,27 @@ class _Stacks:
         stack = self._shared.get(key)
         if stack is None:
             stack = self._shared[key] = _Stack(python, key)
+        self._by_list[id(frames)] = stack
         return stack
+
+    def _frame(self, frame, what: str) -> tuple[str, str] | tuple[()]:
+        """One frame as (`file:line function`, the same with the full path), or () for C++."""
+        filename = _entry(frame, what).get("filename")
+        if not isinstance(filename, str):
+            raise PlanError(f"{what}: filename must be a string, got {type(filename).__name__}")
+        if not (filename.endswith(".py") or filename[:1] == "<" and filename[-1:] == ">"):
+            return ()
+        name, line = frame.get("name", "?"), _u64(frame, "line", what, 0)
+        if not isinstance(name, str):
+            raise PlanError(f"{what}: name must be a string, got {type(name).__name__}")
+        for text, key in ((filename, "filename"), (name, "name")):
+            if len(text) > FRAME_TEXT_LIMIT:
+                raise PlanError(f"{what}: a {key} of {len(text):,} characters is over the "
+                                f"{FRAME_TEXT_LIMIT:,}-character limit")
+        base = self._basenames.get(filename)
+        if base is None:
+            base = self._basenames[filename] = filename.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{base}:{line} {name}", frame_entry(filename, line, name)
 
     def name(self, stack: "_Stack", before_recording: bool) -> str:
         """The innermost frame of the user's code (else the innermost Python frame) and a
@@ -355,8 +463,25 @@ def _running_sum(deltas: list[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _int(entry, key: str, what: str) -> int:
-    value = entry.get(key) if isinstance(entry, dict) else None
-    if not isinstance(value, int) or value < 0:
-        raise PlanError(f"malformed {what}: {key} must be a non-negative integer, got {value!r}")
+def _entry(value, what: str) -> dict:
+    """`value` if it is a dictionary, else a PlanError naming `what`."""
+    if not isinstance(value, dict):
+        raise PlanError(f"{what} must be a dictionary, got {type(value).__name__}")
+    return value
+
+
+_REQUIRED = object()
+
+
+def _u64(entry: dict, key: str, what: str = "", default=_REQUIRED) -> int:
+    """`entry[key]`, an integer in the unsigned 64-bit range (booleans are not integers);
+    `default` when the key is absent, if one is given. Messages start with `what`."""
+    value = entry.get(key, default)
+    where = f"{what}: " if what else ""
+    if value is _REQUIRED:
+        raise PlanError(f"{where}{key} is missing")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PlanError(f"{where}{key} must be an integer, got {type(value).__name__}")
+    if not 0 <= value <= SIZE_LIMIT:
+        raise PlanError(f"{where}{key} {value} is out of range [0, 2**64 - 1]")
     return value

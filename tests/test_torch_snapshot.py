@@ -146,9 +146,10 @@ class Shell:
      r"no allocation trace .*_record_memory_history\(\) before the run"),
     (pickle.dumps({"segments": [], "device_traces": [[]]}), "_record_memory_history"),
     (pickle.dumps({"segments": [], "device_traces": [[{"action": "alloc", "addr": "x"}]]}),
-     "device 0 event 0: malformed event"),
+     "device 0 event 0: addr must be an integer, got str"),
     (pickle.dumps({"segments": [{"address": 0, "total_size": 512, "blocks": [7]}],
-                   "device_traces": [[{"action": "snapshot"}]]}), "malformed segments"),
+                   "device_traces": [[{"action": "snapshot"}]]}),
+     "segment at index 0 block 0 must be a dictionary, got int"),
     (pickle.dumps({"segments": [], "device_traces": [[
         {"action": "free_completed", "addr": 0, "size": 512},
         {"action": "free_completed", "addr": 0, "size": 512}]]}),
