@@ -193,7 +193,7 @@ def test_a_long_onnx_vector_is_not_data_propagated(tmp_path, length):
     if length > 2**60:  # past 64 bits: one line naming the file and the tensor
         assert result.returncode == 2
         err = one_line(result.stderr)
-        assert str(path) in err and "'huge_y'" in err and "64-bit limit" in err
+        assert str(path) in err and "'huge_y'" in err and "64-bit size limit" in err
     else:
         assert result.returncode == 0, result.stderr
         assert "huge_y" in result.stdout
