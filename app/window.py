@@ -20,8 +20,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, Q
 from slabscope import planner
 from slabscope.planner.atomic_write import check_outputs
 from slabscope.planner.input_limits import one_line
-from slabscope.app.state import run_worker
-from slabscope.app.state.planning_controller import PlanningController
+from slabscope.app.qt.planning_controller import PlanningController
 from slabscope.app.icon import application_icon
 from slabscope.app.views.busy_overlay import BusyOverlay
 from slabscope.app.views.export_title import export_title
@@ -37,6 +36,7 @@ from slabscope.app.views.inspector import Inspector
 from slabscope.app.views.lifetime_view import LifetimeView
 from slabscope.app.views.byte_axis import format_bytes
 from slabscope.app.views.request_list import RequestList
+from slabscope.app.views.run_actions import install_run_actions
 from slabscope.app.views.allocator_panel import AllocatorPanel
 from slabscope.app.views.schedule_controls import ScheduleControls
 from slabscope.app.views.slab_view import SlabView
@@ -204,7 +204,7 @@ class MainWindow(QMainWindow):
         self.cancel_action.setStatusTip("Stop the running load or plan; the earlier plan stays")
 
         run_menu = self.menuBar().addMenu("&Run")
-        run_worker.install_run_actions(self, self.session, run_menu)
+        install_run_actions(self, self.session, run_menu)
         run_menu.setToolTipsVisible(True)  # a disabled Run says why in its tooltip
         self.run_controller.sigFailed.connect(self._run_failed)
         self.session.sigGraphChanged.connect(self._sync_run_action)

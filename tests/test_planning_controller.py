@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 
 from slabscope import planner
 from slabscope.app.session import Session
-from slabscope.app.state.planning_controller import PlanningController
+from slabscope.app.qt.planning_controller import PlanningController
 from slabscope.app.window import MainWindow
 
 LONG_BUDGET = 30.0  # a search that would run far longer than any test waits

@@ -7,7 +7,8 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 
 from slabscope import gpu
 from slabscope import planner
-from slabscope.app.state.run_worker import RunController, install_run_actions
+from slabscope.app.qt.run_worker import RunController
+from slabscope.app.views.run_actions import install_run_actions
 from slabscope.app.session import Session
 from slabscope.app.views.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
 from tests.examples import EXAMPLES, RELU_UNFUSED

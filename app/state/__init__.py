@@ -1,2 +1,3 @@
-"""What the window shows and edits, apart from any widget: the session, planning in the background,
-the placement replay and runs."""
+"""What the window shows and edits, apart from any widget and without Qt: the session, its
+selection, undo, tasks and settings. The Qt objects that run this work (background planning, runs,
+the placement replay) are in `app.qt`."""

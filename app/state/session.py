@@ -35,7 +35,7 @@ from slabscope.app.state.session_file import (SESSION_FORMAT, SESSION_VERSION, G
 from slabscope.app.state.tasks import Executor, ImmediateExecutor, Task
 from slabscope.app.state.undo import UndoCommand, UndoStack
 from slabscope.app.state.view_settings import ViewSettings
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer

@@ -4,7 +4,7 @@ A `Task` is a function of a `CancelToken` plus what to do with its result. An ex
 tasks one at a time, and a new task cancels the one before it: the newest request wins. The
 session only knows this small interface; `ImmediateExecutor` (here) runs each task at once on
 the caller's thread, for scripts, exports and tests, and the window's `PlanningController`
-(`app.state.planning_controller`) runs them on a background thread and delivers their results
+(`app.qt.planning_controller`) runs them on a background thread and delivers their results
 on the GUI thread.
 """
 

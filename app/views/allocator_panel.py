@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QHeaderView, QLabel, QSplitter, QTreeW
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.planner.allocator_replay import AllocatorReplay, replay_graph
 from slabscope.planner.caching_allocator import AllocatorSettings
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QColor
 
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.palette import ANCESTOR, DESCENDANT, DIMMED_ALPHA, HOVERED, buffer_color
 
 SELECTED = QColor("#202020")

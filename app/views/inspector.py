@@ -16,7 +16,7 @@ from slabscope import planner
 from slabscope.planner.lazy_trace import reuses_by_name
 from slabscope.app.views.buffer_details import stack_frames
 from slabscope.app.views.buffer_emphasis import PointerOutlines
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.lazy_combo import LazyNameCombo
 from slabscope.app.views.byte_axis import format_bytes
 

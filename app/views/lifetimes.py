@@ -9,7 +9,7 @@ import numpy as np
 
 from slabscope import planner
 
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 
 
 def dag_layers(graph) -> list[int]:

@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.range_zoom import RangeZoomViewBox
 from slabscope.planner.live_bytes import LiveBytes, is_time_chain, live_bytes
 

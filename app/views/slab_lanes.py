@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 
 
 def slab_lanes(placements) -> list[int]:

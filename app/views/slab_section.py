@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.lifetimes import step_model
 from slabscope.app.views.slab_lanes import slab_layout, stacked_lanes
 

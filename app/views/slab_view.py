@@ -19,7 +19,7 @@ from slabscope.app.views.detail_line import DetailLine, detail_text
 from slabscope.app.views.kind_legend import KindLegend
 from slabscope.app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
 from slabscope.app.views.palette import CONFLICT_OUTLINE, HOVERED
-from slabscope.app.state.placement_replay import SPEEDS, PlacementReplay
+from slabscope.app.qt.placement_replay import SPEEDS, PlacementReplay
 from slabscope.app.views.range_zoom import RangeZoomViewBox
 from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer
 from slabscope.app.views.slab_lanes import LANE_FILL, slab_layout
