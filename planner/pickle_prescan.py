@@ -33,12 +33,11 @@ _LIST, _DICT, _TUPLE = 0, 1, 2
 
 
 @njit(cache=True)
-def _grow(array, used):
-    """`array` with room for at least one more entry past `used`."""
-    if used < array.shape[0]:
-        return array
-    bigger = np.empty(max(16, 2 * array.shape[0]), array.dtype)
-    bigger[:used] = array[:used]
+def _grown(array):
+    """`array`, full, copied into one twice its size (called only when full: returning an
+    array costs reference counting)."""
+    bigger = np.empty(2 * array.shape[0], array.dtype)
+    bigger[:array.shape[0]] = array
     return bigger
 
 
@@ -76,24 +75,79 @@ def _integer_line(data, at, end, allow_l):
 
 
 @njit(cache=True)
+def _counts(data):
+    """Upper bounds on what `_scan` stores, from one pass that only decodes opcode lengths:
+    opcodes (each pushes at most one entry, and adds at most one item to a container),
+    containers made, memo stores and marks. Bounds wrong for a malformed pickle make `_scan`
+    refuse it (it checks every store), never overflow."""
+    n = data.shape[0]
+    pos = 0
+    ops = nodes = stores = marks = 0
+    while pos < n:
+        op = data[pos]
+        pos += 1
+        ops += 1
+        if op == 0x68 or op == 0x71 or op == 0x4b or op == 0x80:  # BINGET BINPUT BININT1 PROTO
+            pos += 1
+            stores += op == 0x71
+        elif op == 0x6a or op == 0x72 or op == 0x4a:  # LONG_BINGET, LONG_BINPUT, BININT
+            pos += 4
+            stores += op == 0x72
+        elif op == 0x94:  # MEMOIZE
+            stores += 1
+        elif op == 0x28:  # MARK
+            marks += 1
+        elif op in (0x5d, 0x7d, 0x29, 0x85, 0x86, 0x87, 0x74, 0x6c, 0x64):
+            nodes += 1
+        elif op == 0x4d:  # BININT2
+            pos += 2
+        elif op == 0x47 or op == 0x95:  # BINFLOAT, FRAME
+            pos += 8
+        elif op in (0x8c, 0x43, 0x55, 0x8a):  # a one-byte length
+            if pos >= n:
+                break
+            pos += 1 + np.int64(data[pos])
+        elif op in (0x58, 0x42, 0x54, 0x8b, 0x8d, 0x8e):  # a four- or eight-byte length
+            width = 8 if op in (0x8d, 0x8e) else 4
+            if pos + width > n:
+                break
+            length = _uint(data, pos, width)
+            if length < 0 or length > n:
+                break
+            pos += width + length
+        elif op in (0x49, 0x4c, 0x46, 0x53, 0x56, 0x67, 0x70):  # protocol 0: a line
+            stores += op == 0x70
+            while pos < n and data[pos] != 10:
+                pos += 1
+            pos += 1
+        elif op == 0x2e:  # STOP
+            break
+    return ops, nodes, stores, marks
+
+
+@njit(cache=True)
 def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opcodes
     """True when the pickle in `data` is plain data within the limits (see the module)."""
     n = data.shape[0]
-    stack = np.empty(1024, np.int64)
+    ops, nodes, stores, nmarks_bound = _counts(data)
+    if ops >= 1 << 31:  # node and memo numbers are 32-bit
+        return False
+    # Sized once from the counts: arrays that might be reallocated inside the loop would cost
+    # reference counting on every opcode.
+    stack = np.empty(ops + 1, np.int32)
     depth = 0  # entries on the stack
-    marks = np.empty(64, np.int64)
+    marks = np.empty(nmarks_bound + 1, np.int64)
     nmarks = 0
-    memo = np.empty(1024, np.int64)
+    memo = np.empty(stores + 1, np.int32)
     nmemo = 0
-    kind = np.empty(1024, np.int8)  # per node
-    atoms = np.zeros(1024, np.int64)  # per node: items that are not containers
-    tuple_depth = np.zeros(1024, np.int64)  # per tuple node
+    kind = np.empty(nodes + 1, np.int8)  # per node
+    atoms = np.empty(nodes + 1, np.int64)  # per node: items that are not containers
+    tuple_depth = np.empty(nodes + 1, np.int8)  # per tuple node, up to the limit + 1
     nnodes = 0
-    parent = np.empty(1024, np.int64)  # edges: parent holds child
-    child = np.empty(1024, np.int64)
+    parent = np.empty(ops + 1, np.int32)  # edges: parent holds child
+    child = np.empty(ops + 1, np.int32)
     nedges = 0
     pos = 0
-    root = _ATOM
     while True:
         if pos >= n:
             return False  # no STOP: truncated
@@ -102,7 +156,21 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
         fence = marks[nmarks - 1] if nmarks else 0
         push = -2  # -2: nothing to push; else the entry to push
         new_node = -1  # a container kind to make and push
-        if op == 0x80:  # PROTO
+        # The most frequent opcodes first: memo reads and stores are most of a snapshot's.
+        if op == 0x68:  # BINGET
+            if pos + 1 > n or data[pos] >= nmemo:
+                return False
+            push = memo[data[pos]]
+            pos += 1
+        elif op == 0x6a:  # LONG_BINGET
+            if pos + 4 > n:
+                return False
+            index = _uint(data, pos, 4)
+            pos += 4
+            if index >= nmemo:
+                return False
+            push = memo[index]
+        elif op == 0x80:  # PROTO
             if pos >= n or data[pos] > 5:
                 return False
             pos += 1
@@ -116,10 +184,10 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
         elif op == 0x2e:  # STOP
             if depth <= fence:
                 return False
-            root = stack[depth - 1]
             break
         elif op == 0x28:  # MARK
-            marks = _grow(marks, nmarks)
+            if nmarks == marks.shape[0]:
+                return False  # past the counted bound: a malformed pickle
             marks[nmarks] = depth
             nmarks += 1
         elif op == 0x30:  # POP
@@ -194,20 +262,12 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
                 else:
                     if depth <= fence or index > nmemo:
                         return False
-                    memo = _grow(memo, nmemo)
+                    if nmemo == memo.shape[0]:
+                        return False  # past the counted bound: a malformed pickle
                     memo[index] = stack[depth - 1]
                     nmemo = max(nmemo, index + 1)
             else:
                 push = _ATOM
-        elif op in (0x68, 0x6a):  # BINGET, LONG_BINGET
-            width = 1 if op == 0x68 else 4
-            if pos + width > n:
-                return False
-            index = _uint(data, pos, width)
-            pos += width
-            if index >= nmemo:
-                return False
-            push = memo[index]
         elif op in (0x71, 0x72, 0x94):  # BINPUT, LONG_BINPUT, MEMOIZE
             if op == 0x94:
                 index = nmemo
@@ -219,7 +279,8 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
                 pos += width
             if depth <= fence or index > nmemo:
                 return False
-            memo = _grow(memo, nmemo)
+            if nmemo == memo.shape[0]:
+                return False  # past the counted bound: a malformed pickle
             memo[index] = stack[depth - 1]
             nmemo = max(nmemo, index + 1)
         elif op == 0x5d:  # EMPTY_LIST
@@ -241,9 +302,12 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
                 return False
             made = _TUPLE if op in (0x29, 0x85, 0x86, 0x87, 0x74) else _LIST if op == 0x6c \
                 else _DICT
-            kind = _grow(kind, nnodes)
-            atoms = _grow(atoms, nnodes)
-            tuple_depth = _grow(tuple_depth, nnodes)
+            if nnodes == kind.shape[0]:
+                return False  # past the counted bound: a malformed pickle
+            if nnodes == atoms.shape[0]:
+                return False  # past the counted bound: a malformed pickle
+            if nnodes == tuple_depth.shape[0]:
+                return False  # past the counted bound: a malformed pickle
             node = nnodes
             nnodes += 1
             kind[node] = made
@@ -258,8 +322,10 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
                     return False  # an unhashable key
                 if kind[item] == _TUPLE:
                     deepest = max(deepest, tuple_depth[item])
-                parent = _grow(parent, nedges)
-                child = _grow(child, nedges)
+                if nedges == parent.shape[0]:
+                    return False  # past the counted bound: a malformed pickle
+                if nedges == child.shape[0]:
+                    return False  # past the counted bound: a malformed pickle
                 parent[nedges] = node
                 child[nedges] = item
                 nedges += 1
@@ -292,8 +358,10 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
                     continue
                 if want == _DICT and (k - first) % 2 == 0 and kind[item] != _TUPLE:
                     return False  # an unhashable key
-                parent = _grow(parent, nedges)
-                child = _grow(child, nedges)
+                if nedges == parent.shape[0]:
+                    return False  # past the counted bound: a malformed pickle
+                if nedges == child.shape[0]:
+                    return False  # past the counted bound: a malformed pickle
                 parent[nedges] = target
                 child[nedges] = item
                 nedges += 1
@@ -301,16 +369,20 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
         else:
             return False  # objects, sets, buffers, or not an opcode: the reader says which
         if new_node >= 0:
-            kind = _grow(kind, nnodes)
-            atoms = _grow(atoms, nnodes)
-            tuple_depth = _grow(tuple_depth, nnodes)
+            if nnodes == kind.shape[0]:
+                return False  # past the counted bound: a malformed pickle
+            if nnodes == atoms.shape[0]:
+                return False  # past the counted bound: a malformed pickle
+            if nnodes == tuple_depth.shape[0]:
+                return False  # past the counted bound: a malformed pickle
             kind[nnodes] = new_node
             atoms[nnodes] = 0
             tuple_depth[nnodes] = 1
             push = nnodes
             nnodes += 1
         if push != -2:
-            stack = _grow(stack, depth)
+            if depth == stack.shape[0]:
+                return False  # past the counted bound: a malformed pickle
             stack[depth] = push
             depth += 1
     return _measure(nnodes, atoms, parent[:nedges], child[:nedges], element_limit, nesting_limit)
@@ -353,8 +425,10 @@ def _measure(nnodes, atoms, parent, child, element_limit, nesting_limit):
                 if state[item] == 0:
                     if top >= nesting_limit + 1:
                         return False  # deeper than the limit, whatever lies below
-                    todo = _grow(todo, top)
-                    cursor = _grow(cursor, top)
+                    if top == todo.shape[0]:
+                        todo = _grown(todo)
+                    if top == cursor.shape[0]:
+                        cursor = _grown(cursor)
                     todo[top] = item
                     cursor[top] = first[item]
                     state[item] = 1
