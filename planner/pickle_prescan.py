@@ -61,13 +61,16 @@ def _line_end(data, at, n):
 
 @njit(cache=True)
 def _integer_line(data, at, end, allow_l):
-    """Whether `data[at:end]` is `-`? then 1 to 40 digits (then `L` for LONG)."""
+    """Whether `data[at:end]` is `-`? then 1 to 40 digits without a leading zero (then `L`
+    for LONG)."""
     if allow_l and end > at and data[end - 1] == 76:  # "L"
         end -= 1
     if end > at and data[at] == 45:  # "-"
         at += 1
     if not 0 < end - at <= 40:
         return False
+    if end - at > 1 and data[at] == 48 and not (end - at == 2 and data[at + 1] <= 49):
+        return False  # the C unpickler reads INT "010" as octal; "00" and "01" are booleans
     for k in range(at, end):
         if not 48 <= data[k] <= 57:
             return False

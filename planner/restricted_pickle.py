@@ -127,7 +127,11 @@ def _load_proven(handle: BinaryIO, start: int, file_bytes: int):
             return _UNPROVEN
         source = io.BytesIO(data)
     else:
-        with mmap.mmap(fileno, 0, access=mmap.ACCESS_READ) as mapped:
+        try:
+            mapped = mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # emptied since it was measured, say: the reader decides
+            return _UNPROVEN
+        with mapped:
             view = memoryview(mapped)
             try:
                 if not proves_plain(view[start:file_bytes], limit):

@@ -142,6 +142,7 @@ def test_what_the_scan_overestimates_the_reader_decides():
     b"(I1\nI2\nI3\n1N.",  # POP_MARK
     b"(0K\x05.",  # POP of a bare mark
     b"(lp0\nI7\naL12345678901234567890L\naF1.5\naS'x'\naVy\nag0\na.",  # protocol 0
+    b"(lI010\naI01\naI00\naF1_0\na.",  # what the C unpickler reads otherwise: octal, "1_0"
     PROTO4 + b"K\x01(K\x02u.",  # SETITEMS onto an int
     PROTO4 + b"]\x94h\x00a.",  # a list holding itself
 ])
