@@ -20,10 +20,10 @@ file is executed, and every limit is its own, not the stock unpickler's:
 
 Every failure is a one-line `PlanError` naming the limit or the opcode and its byte offset.
 
-Speed: where numba compiles, `pickle_prescan` first proves the file plain data within these
-limits in one compiled pass over its bytes (memory-mapped, not read into Python), and the stock
-C unpickler, refusing every class, then builds it, several times faster than the opcode loop
-here. Whatever the pass cannot prove (every error, and rare odd but valid pickles) is read by
+Speed: where numba compiles (and caches, or the file is large), `pickle_prescan` first proves
+the file plain data within these limits in one compiled pass over its bytes (memory-mapped, not
+read into Python), and the stock C unpickler, refusing every class, then builds it, several
+times faster than the opcode loop here. Whatever the pass cannot prove (every error, and rare odd but valid pickles) is read by
 the loop here, which gives the exact result or message. The pass and the build read the file
 twice: a file rewritten between them by another process is not guarded against.
 """
@@ -39,7 +39,7 @@ from itertools import chain, compress, repeat
 from operator import and_, is_, rshift
 from typing import BinaryIO
 
-from ._numba import COMPILED
+from ._numba import COMPILED, numba_can_cache
 from .errors import PlanError
 from .input_limits import INTEGER_DIGITS_LIMIT, NESTING_LIMIT
 from .pickle_prescan import proves_plain
@@ -52,6 +52,10 @@ ELEMENTS_BASE = 1 << 20
 LOOKAHEAD = 9
 # Bytes read from the file at a time: snapshots reach gigabytes and are never held whole.
 CHUNK_BYTES = 1 << 20
+# Where numba can keep no cache, the pre-scan compiles in each process (about 17 s on 2 busy
+# cores): worth it only for files the opcode loop (about 27 MB/s) takes longer over.
+UNCACHED_SCAN_BYTES = 512 << 20
+_SCAN_CACHED = COMPILED and numba_can_cache()
 # Protocol 0 puts values on lines; no value of plain data needs a longer one.
 LINE_LIMIT = 1 << 20
 # The largest integer of `INTEGER_DIGITS_LIMIT` digits fits in this many signed bytes.
@@ -83,7 +87,8 @@ def load_plain_data(handle: BinaryIO, file_bytes: int):
     dicts, lists, tuples, strings, bytes, integers, floats, booleans and None, within the
     module's limits. Every failure is a one-line `PlanError` (without the file's name)."""
     start = handle.tell()
-    if COMPILED and file_bytes > start:
+    worth_compiling = _SCAN_CACHED or file_bytes - start >= UNCACHED_SCAN_BYTES
+    if COMPILED and file_bytes > start and worth_compiling:
         built = _load_proven(handle, start, file_bytes)
         if built is not _UNPROVEN:
             return built

@@ -174,3 +174,11 @@ def test_the_real_snapshots_read_as_the_reader_reads_them(name):
     data = path.read_bytes()
     assert proves_plain(data, limit_for(data))
     assert read_snapshot(path) == reader_alone(data)
+
+
+def test_without_a_numba_cache_a_small_file_goes_to_the_opcode_loop(monkeypatch):
+    # Compiling the scan in every process would cost more than the loop on a small file.
+    data = pickle.dumps({"frames": [{"line": 3}] * 5}, protocol=4)
+    monkeypatch.setattr(restricted_pickle, "_SCAN_CACHED", False)
+    monkeypatch.setattr(restricted_pickle, "_load_proven", None)  # not called
+    assert load_plain_data(io.BytesIO(data), len(data)) == pickle.loads(data)
