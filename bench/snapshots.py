@@ -274,7 +274,8 @@ def main(argv=None) -> None:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--budget", type=float, default=10.0)
     parser.add_argument("--synthetic", type=int, metavar="EVENTS",
-                        help="also plan, and time loading, a synthetic snapshot of this many events")
+                        help="also plan, and time loading, a synthetic snapshot of this many "
+                             "events")
     parser.add_argument("--no-plan", action="store_true",
                         help="skip table 1 (only time the loads)")
     args = parser.parse_args(argv)

@@ -23,9 +23,10 @@ Every failure is a one-line `PlanError` naming the limit or the opcode and its b
 Speed: where numba compiles (and caches, or the file is large), `pickle_prescan` first proves
 the file plain data within these limits in one compiled pass over its bytes (memory-mapped, not
 read into Python), and the stock C unpickler, refusing every class, then builds it, several
-times faster than the opcode loop here. Whatever the pass cannot prove (every error, and rare odd but valid pickles) is read by
-the loop here, which gives the exact result or message. The pass and the build read the file
-twice: a file rewritten between them by another process is not guarded against.
+times faster than the opcode loop here. Whatever the pass cannot prove (every error, and rare
+odd but valid pickles) is read by the loop here, which gives the exact result or message.
+The pass and the build read the file twice: a file rewritten between them by another process
+is not guarded against.
 """
 
 from __future__ import annotations
