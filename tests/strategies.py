@@ -49,7 +49,10 @@ _INDEX = st.one_of(st.integers(0, 8), st.just(500_000_000), st.integers(0, 2**32
 PICKLE_OPCODES = st.one_of(
     st.sampled_from([b"(", b"]", b"}", b")", b"a", b"e", b"s", b"u", b"t", b"\x85", b"\x86",
                      b"\x87", b"2", b"0", b"1", b"\x94", b"N", b"\x88", b"\x89", b"l", b"d",
-                     b".", b"K\x07", b"\x8c\x01x", b"C\x02ab", b"G" + struct.pack(">d", 1.5)]),
+                     b".", b"K\x07", b"\x8c\x01x", b"C\x02ab", b"G" + struct.pack(">d", 1.5),
+                     # protocol 0 lines, as written and as only a hand could write them
+                     b"I5\n", b"I010\n", b"I01\n", b"L12L\n", b"F1.5\n", b"F1_0\n", b"S'a'\n",
+                     b"Vb\n", b"g0\n", b"p0\n", b"p1\n", b"\x95\x05" + bytes(7)]),
     _INDEX.map(lambda i: b"j" + struct.pack("<I", i)),
     _INDEX.map(lambda i: b"r" + struct.pack("<I", i)),
     st.integers(0, 255).map(lambda i: b"h" + bytes([i])),
