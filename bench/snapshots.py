@@ -11,10 +11,12 @@ allocator's reservation.
 
 With --synthetic EVENTS, a synthetic snapshot of that many events (a training-like workload with
 segments made and released, every frame a distinct long C++ name, like real stacks) is written
-to a temporary file and planned in table 1. Table 2 loads it in fresh processes: unpickled
-streamed from the file (as `planner.load_snapshot` does), unpickled the naive way (the whole
-file read into bytes first), and loaded into a graph; load time, and peak Python memory
-(tracemalloc) against the file's size.
+to a temporary file and planned in table 1. Then, for each snapshot, a table loads it in fresh
+processes: the stock unpickler (refusing classes, no limits: the baseline), the restricted
+reader's opcode loop alone (the reader before its pre-scan), `read_snapshot` (pre-scan, then the
+stock unpickler; as `planner.load_snapshot` does), the same with the whole file read into bytes
+first, and `load_snapshot` into a graph; load time against the stock unpickler, and peak Python
+memory (tracemalloc) against the file's size.
 """
 
 from __future__ import annotations
@@ -173,12 +175,17 @@ def synthetic_snapshot(events: int, seed: int = 0) -> dict:
 
 
 # Each loader runs in a fresh process, timed once untraced, then once under tracemalloc, whose
-# peak counts every Python allocation: the file's bytes too, when a loader holds them.
+# peak counts every Python allocation: the file's bytes too, when a loader holds them. numba's
+# start (LLVM, once per process, which planning pays anyway for its kernels) is done untimed
+# first, and timed on its own as the "numba" loader.
 LOADER = """
-import io, sys, time, tracemalloc
+import io, pickle, sys, time, tracemalloc
 from pathlib import Path
 from slabscope import planner
 import slabscope.planner.torch_snapshot
+from slabscope.planner import restricted_pickle
+from slabscope.planner.pickle_prescan import proves_plain
+from slabscope.planner.gc_pause import paused_collection
 from slabscope.planner.restricted_pickle import load_plain_data
 
 def streamed(path):
@@ -189,9 +196,27 @@ def graph(path):
 
 def naive(path):
     data = Path(path).read_bytes()
-    return load_plain_data(io.BytesIO(data), len(data))
+    with paused_collection():  # as read_snapshot does: every loader here pauses the collector
+        return load_plain_data(io.BytesIO(data), len(data))
+
+def loop(path):  # the reader's opcode loop alone: the reader before the pre-scan
+    with open(path, "rb") as handle, paused_collection():
+        return restricted_pickle._Reader(handle, Path(path).stat().st_size).run()
+
+class ClassRefusing(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"{module}.{name}")
+
+def stock(path):  # the stock C unpickler, refusing classes but with no limits: the baseline
+    with open(path, "rb") as handle, paused_collection():
+        return ClassRefusing(handle).load()
+
+def numba(path):
+    return proves_plain(b"N.", 10)
 
 load = globals()[sys.argv[2]]
+if sys.argv[2] != "numba":
+    proves_plain(b"N.", 10)
 if sys.argv[3] == "memory":
     tracemalloc.start()
     load(sys.argv[1])
@@ -224,16 +249,24 @@ def write_synthetic(events: int) -> Path:
     return path
 
 
+LOADS = (("stock unpickler, classes refused, no limits (baseline)", "stock"),
+         ("opcode loop alone (the reader before the pre-scan)", "loop"),
+         ("read_snapshot: pre-scan, then the stock unpickler", "streamed"),
+         ("the same, the file read into bytes first", "naive"),
+         ("load_snapshot: read_snapshot, then the graph", "graph"))
+
+
 def print_load_table(path: Path) -> None:
     size = path.stat().st_size
-    rows = []
-    for label, loader in (("unpickle, streamed from the file (read_snapshot)", "streamed"),
-                          ("unpickle, the file read into bytes first", "naive"),
-                          ("load_snapshot: unpickle streamed, then the graph", "graph")):
-        seconds = measure(loader, path, "time")
+    print(f"{path.name}: {size:,} bytes; numba's start, once per process and not counted below: "
+          f"{measure('numba', path, 'time'):.2f} s")
+    rows, times = [], {}
+    for label, loader in LOADS:
+        times[loader] = seconds = measure(loader, path, "time")
         peak = int(measure(loader, path, "memory"))
-        rows.append((label, f"{seconds:.2f} s", f"{peak:,}", f"{peak / size:.2f}"))
-    print_table(("load", "time", "peak Python memory", "peak / file size"), rows)
+        ratio = "" if loader == "stock" else f"{seconds / times['stock']:.2f}x"
+        rows.append((label, f"{seconds * 1e3:,.0f} ms", ratio, f"{peak:,}", f"{peak / size:.2f}"))
+    print_table(("load", "time", "vs stock", "peak Python memory", "peak / file size"), rows)
 
 
 def main(argv=None) -> None:
@@ -241,18 +274,19 @@ def main(argv=None) -> None:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--budget", type=float, default=10.0)
     parser.add_argument("--synthetic", type=int, metavar="EVENTS",
-                        help="also plan, then time loading, a synthetic snapshot of this many events")
+                        help="also plan, and time loading, a synthetic snapshot of this many "
+                             "events")
     parser.add_argument("--no-plan", action="store_true",
-                        help="skip table 1 (with --synthetic: only time the load)")
+                        help="skip table 1 (only time the loads)")
     args = parser.parse_args(argv)
     paths = args.files or sorted(DEFAULT_SNAPSHOTS.glob("*.pickle"))
     synthetic = write_synthetic(args.synthetic) if args.synthetic else None
     try:
         if not args.no_plan:
             print_plan_table(paths + ([synthetic] if synthetic else []), args.budget)
-        if synthetic:
+        for path in paths + ([synthetic] if synthetic else []):
             print()
-            print_load_table(synthetic)
+            print_load_table(path)
     finally:
         if synthetic:
             os.unlink(synthetic)

@@ -1,5 +1,7 @@
 """Hypothesis strategies shared by the tests: random graphs to plan."""
 
+import struct
+
 from hypothesis import strategies as st
 
 from slabscope import planner
@@ -40,3 +42,34 @@ def interval_graphs(draw, max_buffers=14):
                                     "edges": [[a, b] for a, b in zip(names, names[1:])],
                                     "buffers": buffers, "schedule": names})
 
+
+# Opcodes as Hypothesis draws them: every structural opcode, memo reads and writes at small,
+# large and absurd indices, and lengths that lie.
+_INDEX = st.one_of(st.integers(0, 8), st.just(500_000_000), st.integers(0, 2**32 - 1))
+PICKLE_OPCODES = st.one_of(
+    st.sampled_from([b"(", b"]", b"}", b")", b"a", b"e", b"s", b"u", b"t", b"\x85", b"\x86",
+                     b"\x87", b"2", b"0", b"1", b"\x94", b"N", b"\x88", b"\x89", b"l", b"d",
+                     b".", b"K\x07", b"\x8c\x01x", b"C\x02ab", b"G" + struct.pack(">d", 1.5),
+                     # protocol 0 lines, as written and as only a hand could write them
+                     b"I5\n", b"I010\n", b"I01\n", b"L12L\n", b"F1.5\n", b"F1_0\n", b"S'a'\n",
+                     b"Vb\n", b"g0\n", b"p0\n", b"p1\n", b"\x95\x05" + bytes(7)]),
+    _INDEX.map(lambda i: b"j" + struct.pack("<I", i)),
+    _INDEX.map(lambda i: b"r" + struct.pack("<I", i)),
+    st.integers(0, 255).map(lambda i: b"h" + bytes([i])),
+    st.integers(0, 255).map(lambda i: b"q" + bytes([i])),
+    st.integers(0, 2**64 - 1).map(lambda n: b"\x8d" + struct.pack("<Q", n)),
+    st.integers(0, 300).map(lambda n: b"\x8a" + bytes([min(n, 255)]) + b"\x01" * n),
+    st.integers(-(2**31), 2**31 - 1).map(lambda n: b"\x8b" + struct.pack("<i", n)),
+    st.binary(max_size=4),
+)
+# A block of opcodes repeated: how memo bombs and deep nesting are made.
+PICKLE_PROGRAMS = st.lists(st.tuples(st.lists(PICKLE_OPCODES, max_size=8), st.integers(1, 300)),
+                           max_size=12)
+
+# Plain data as a PyTorch snapshot holds it: what pickle readers must read alike.
+PLAIN_DATA = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats(allow_nan=False)
+    | st.text(max_size=20) | st.binary(max_size=20),
+    lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=5),
+    max_leaves=40)

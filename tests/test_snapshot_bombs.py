@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from slabscope import planner
 from slabscope.planner.restricted_pickle import ELEMENTS_BASE, ELEMENTS_PER_BYTE, load_plain_data
 from slabscope.planner.torch_snapshot import load_snapshot, read_snapshot
+from tests.strategies import PICKLE_PROGRAMS as PROGRAMS
+from tests.strategies import PLAIN_DATA as PLAIN
 
 PROTO4 = b"\x80\x04"
 
@@ -128,24 +130,6 @@ def test_a_frames_list_shared_by_every_event_is_folded_once(tmp_path):
     assert stacks == {("model.py:7 forward",) * 150}
 
 
-# Opcodes as Hypothesis draws them: every structural opcode, memo reads and writes at small,
-# large and absurd indices, and lengths that lie.
-_INDEX = st.one_of(st.integers(0, 8), st.just(500_000_000), st.integers(0, 2**32 - 1))
-OPCODES = st.one_of(
-    st.sampled_from([b"(", b"]", b"}", b")", b"a", b"e", b"s", b"u", b"t", b"\x85", b"\x86",
-                     b"\x87", b"2", b"0", b"1", b"\x94", b"N", b"\x88", b"\x89", b"l", b"d",
-                     b".", b"K\x07", b"\x8c\x01x", b"C\x02ab", b"G" + struct.pack(">d", 1.5)]),
-    _INDEX.map(lambda i: b"j" + struct.pack("<I", i)),
-    _INDEX.map(lambda i: b"r" + struct.pack("<I", i)),
-    st.integers(0, 255).map(lambda i: b"h" + bytes([i])),
-    st.integers(0, 255).map(lambda i: b"q" + bytes([i])),
-    st.integers(0, 2**64 - 1).map(lambda n: b"\x8d" + struct.pack("<Q", n)),
-    st.integers(0, 300).map(lambda n: b"\x8a" + bytes([min(n, 255)]) + b"\x01" * n),
-    st.integers(-(2**31), 2**31 - 1).map(lambda n: b"\x8b" + struct.pack("<i", n)),
-    st.binary(max_size=4),
-)
-# A block of opcodes repeated: how memo bombs and deep nesting are made.
-PROGRAMS = st.lists(st.tuples(st.lists(OPCODES, max_size=8), st.integers(1, 300)), max_size=12)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -172,12 +156,6 @@ def test_nothing_but_plan_error_escapes_from_any_opcodes(program, protocol):
     assert peak < (64 << 20) + 200 * len(data)
 
 
-PLAIN = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats(allow_nan=False)
-    | st.text(max_size=20) | st.binary(max_size=20),
-    lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner)
-    | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=5),
-    max_leaves=40)
 
 
 @settings(max_examples=200, deadline=None)
