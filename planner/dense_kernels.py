@@ -253,9 +253,98 @@ def _store(base, fill, node_lo, node_hi, v, at, end):
 
 
 @njit(cache=True, nogil=True)
+def _insert_sorted(base, fill, node_lo, node_hi, v, at, end):
+    """Store span [at, end) on node `v`, keeping the node's spans sorted by (start, end)."""
+    b0 = base[v]
+    k = b0 + fill[v]
+    while k > b0 and (node_lo[k - 1] > at or (node_lo[k - 1] == at and node_hi[k - 1] > end)):
+        node_lo[k] = node_lo[k - 1]
+        node_hi[k] = node_hi[k - 1]
+        k -= 1
+    node_lo[k] = at
+    node_hi[k] = end
+    fill[v] += 1
+
+
+@njit(cache=True, nogil=True)
+def _merged_first_fit(s, e, need, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
+                      point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails):
+    """The lowest offset >= floor for `need` bytes clear of the placed buffers overlapping
+    steps [s, e]; (offset, spans read).
+
+    Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
+    sorted by start, their ends are sorted too: a binary search skips those ending at or
+    below the floor, and the nodes' lists are merged by start only as far as the first gap
+    that holds the request. Those starting in (s, e] (few, for short lifetimes) are gathered
+    and sorted.
+    """
+    read = 0
+    count = 0
+    a = s + 1 + leaves
+    b = e + leaves + 1
+    while a < b:
+        if a & 1:
+            read += point_fill[a]
+            count = _read(point_base, point_fill, point_lo, point_hi, a, floor, lo, hi, count)
+            a += 1
+        if b & 1:
+            b -= 1
+            read += point_fill[b]
+            count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi, count)
+        a >>= 1
+        b >>= 1
+    ranked = np.argsort(lo[:count])
+    lists = 0
+    v = s + leaves
+    while v >= 1:
+        first = cover_base[v]
+        end = first + cover_fill[v]
+        while first < end:  # the first span ending above the floor
+            mid = (first + end) >> 1
+            if cover_hi[mid] > floor:
+                end = mid
+            else:
+                first = mid + 1
+        read += 1
+        if first < cover_base[v] + cover_fill[v]:
+            heads[lists] = first
+            tails[lists] = cover_base[v] + cover_fill[v]
+            lists += 1
+        v >>= 1
+    cursor = floor
+    taken = 0
+    while True:
+        pick = -1
+        start = 0
+        for q in range(lists):
+            if pick < 0 or cover_lo[heads[q]] < start:
+                pick = q
+                start = cover_lo[heads[q]]
+        if taken < count and (pick < 0 or lo[ranked[taken]] < start):
+            start = lo[ranked[taken]]
+            stop = hi[ranked[taken]]
+            taken += 1
+        elif pick >= 0:
+            stop = cover_hi[heads[pick]]
+            heads[pick] += 1
+            if heads[pick] == tails[pick]:
+                lists -= 1
+                heads[pick] = heads[lists]
+                tails[pick] = tails[lists]
+        else:
+            break
+        read += 1
+        if start > cursor and start - cursor >= need:
+            break
+        if stop > cursor:
+            cursor = stop
+    return cursor, read
+
+
+@njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
                     cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, ceiling,
-                    held, prefix, offset, lo, hi, scratch, pair_limit):
+                    held, prefix, offset, lo, hi, scratch, heads, tails, pair_limit):
     """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
     the next request to place (order.shape[0] when done).
 
@@ -287,6 +376,11 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         visited += e - s + 1
         if floor == top:
             at = floor
+        elif fit == FIRST_FIT:
+            at, read = _merged_first_fit(s, e, need, floor, leaves, cover_base, cover_fill,
+                                         cover_lo, cover_hi, point_base, point_fill, point_lo,
+                                         point_hi, lo, hi, heads, tails)
+            visited += read
         else:
             count = 0
             v = s + leaves
@@ -322,11 +416,11 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         b = e + leaves + 1
         while a < b:
             if a & 1:
-                _store(cover_base, cover_fill, cover_lo, cover_hi, a, at, end)
+                _insert_sorted(cover_base, cover_fill, cover_lo, cover_hi, a, at, end)
                 a += 1
             if b & 1:
                 b -= 1
-                _store(cover_base, cover_fill, cover_lo, cover_hi, b, at, end)
+                _insert_sorted(cover_base, cover_fill, cover_lo, cover_hi, b, at, end)
             a >>= 1
             b >>= 1
         v = s + leaves
@@ -369,6 +463,8 @@ class IntervalPlacer:
         point_lo = np.empty(int(self.point_base[-1]), np.int64)
         point_hi = np.empty_like(point_lo)
         ceiling, held, prefix = (np.zeros(self.leaves, np.int64) for _ in range(3))
+        depth = self.leaves.bit_length() + 1  # nodes on a path from a leaf to the root
+        heads, tails = np.empty(depth, np.int64), np.empty(depth, np.int64)
         done = 0
         while done < len(order):
             if stop is not None and stop[0]:
@@ -377,7 +473,8 @@ class IntervalPlacer:
             done = _interval_chunk(order, done, self.size, self.first, self.last, fit,
                                    self.leaves, self.cover_base, cover_fill, cover_lo, cover_hi,
                                    self.point_base, point_fill, point_lo, point_hi, ceiling,
-                                   held, prefix, offset, lo, hi, scratch, CHUNK_PAIRS)
+                                   held, prefix, offset, lo, hi, scratch, heads, tails,
+                                   CHUNK_PAIRS)
         return offset
 
 
