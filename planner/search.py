@@ -65,8 +65,9 @@ _POLL_SECONDS = 0.005
 # two on 2 cores either way.
 _DEFAULT_PAIR_VISITS = 100_000_000
 _DEFAULT_NODE_CONFLICTS = 6_000_000
-# First fit in request order and the best greedy order beside it: one batch of packings.
-_FEWEST_DEFAULT_STEPS = 2
+# The first two batches of the portfolio: request order, the best greedy orders and the peak
+# antichain stacked first.
+_FEWEST_DEFAULT_STEPS = 4
 _MOST_DEFAULT_STEPS = 200_000
 
 # Log-normal spreads of the size noise in restarts, used in turn: the smallest mostly reorders
