@@ -59,7 +59,7 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
 
 def search_iterations(graph: Graph, conflicts: str = "dag") -> int:
     """The steps "search" takes on `graph` when `iterations` is not given to a caller that wants
-    the same plan on any machine: a fixed amount of work scaled to the graph (a second or two
+    the same plan on any machine: a fixed amount of work scaled to the graph (a few seconds
     on 2 cores for dense traces), which the budget only caps."""
     with paused_collection():
         return default_iterations(graph, conflict_model(graph, conflicts))

@@ -15,7 +15,7 @@ from slabscope import planner
 
 DEFAULT_ALGORITHM = "first-fit"
 DEFAULT_BUDGET = 2.0
-# A search taking its default steps (a fixed amount of work, a second or two on 2 cores) is
+# A search taking its default steps (a fixed amount of work, a few seconds on 2 cores) is
 # capped at this many seconds unless `--budget` says otherwise: a busy machine still finishes it.
 SCALED_SEARCH_CEILING = 20.0
 
@@ -41,14 +41,14 @@ def add_planning_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET, action=_GivenBudget,
                         help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g}; "
                              f"a search with its default steps is capped at "
-                             f"{SCALED_SEARCH_CEILING:g})")
+                             f"{SCALED_SEARCH_CEILING:g} s)")
     parser.add_argument("--seed", type=_seed, default=0,
                         help="the search algorithm's random seed (default 0)")
     parser.add_argument("--iterations", type=_steps, metavar="N",
                         help="the most steps search may take (one packing of a request order, "
                              "or one node of exact search); the same file, seed and N give the "
                              "same plan on any machine, the budget only cuts it short "
-                             "(default: a fixed number scaled to the graph, a second or two "
+                             "(default: a fixed number scaled to the graph, a few seconds "
                              "of work)")
 
 
