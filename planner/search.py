@@ -61,8 +61,8 @@ _POLL_SECONDS = 0.005
 # Without `iterations`, a search takes a fixed number of steps scaled to the graph, so the same
 # file gives the same plan on a quiet and on a busy machine: packings (each visits about every
 # conflicting pair once) up to about this many pair visits, or exact search's nodes (each
-# costs about its buffer's conflicts) up to about this many conflicts visited, a second or
-# few on 2 cores either way.
+# costs about its buffer's conflicts) up to about this many conflicts visited: a few seconds
+# at most on 2 cores either way.
 _DEFAULT_PAIR_VISITS = 100_000_000
 _DEFAULT_NODE_CONFLICTS = 6_000_000
 # The first two batches of the portfolio: request order, the best greedy orders and the peak
