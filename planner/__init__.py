@@ -5,7 +5,7 @@ Pure Python, no Qt and no GPU: `load` (or `load_snapshot` for a PyTorch memory s
 """
 
 from .antichain import LowerBound
-from .api import ALGORITHMS, lower_bound, plan
+from .api import ALGORITHMS, lower_bound, plan, search_iterations
 from .cancel import NEVER, Cancelled, CancelToken
 from .conflict_model import CONFLICT_MODELS, ConflictModel, conflict_model
 from .dag_model import DagConflicts
@@ -23,5 +23,5 @@ __all__ = [
     "ConflictModel", "DagConflicts", "Graph", "LowerBound", "NEVER", "Node", "Placement",
     "PlacementStep", "Plan", "PlanError", "Schedule", "SerialConflicts", "Verification", "align_up",
     "conflict_model", "default_conflicts", "graph_from_dict", "load", "load_snapshot",
-    "lower_bound", "plan", "schedule", "verify", "with_schedule",
+    "lower_bound", "plan", "schedule", "search_iterations", "verify", "with_schedule",
 ]

@@ -12,7 +12,7 @@ from .graph import SIZE_LIMIT, Graph
 from .greedy import best_fit, first_fit, largest_first
 from .input_limits import check_slab
 from .plan import Plan
-from .search import search
+from .search import default_iterations, search
 
 # Name -> placer(graph, model, request_order, capacity, budget, *, cancel) -> Plan.
 ALGORITHMS = {
@@ -55,6 +55,14 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
                                        budget, cancel=cancel, **extra)
     check_slab(result.slab_bytes, f"placing {graph.name!r} by {algorithm}")
     return result
+
+
+def search_iterations(graph: Graph, conflicts: str = "dag") -> int:
+    """The steps "search" takes on `graph` when `iterations` is not given to a caller that wants
+    the same plan on any machine: a fixed amount of work scaled to the graph (a few seconds
+    on 2 cores for dense traces), which the budget only caps."""
+    with paused_collection():
+        return default_iterations(graph, conflict_model(graph, conflicts))
 
 
 def lower_bound(graph: Graph, conflicts: str = "dag", *, cancel: CancelToken = NEVER

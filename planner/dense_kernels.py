@@ -7,15 +7,19 @@ Two placement kernels, both exact (the same offsets as `traced_placement.place`)
   contiguous arrays: one holds each buffer on the nodes that tile its lifetime (a walk from a
   leaf to the root finds every placed buffer alive at a step), the other on every node above its
   first step (the nodes that tile a step range find every placed buffer starting inside it). A
-  request's conflicting placed buffers are then a few contiguous runs, read in sequence.
+  request's conflicting placed buffers are then a few contiguous runs. Those alive at one step
+  are pairwise disjoint, so each node of the first tree keeps its spans sorted by offset (their
+  ends then sort too), and a request merges the runs on its path by offset.
 - `BitsetPlacer`, for any conflict model: conflict sets as rows of 64-bit words, ANDed with the
   placed set word by word.
 
 Per step, the interval kernel also keeps the highest end and the bytes held by the placed
 buffers alive there, and an offset below which all is taken: a step of the request's lifetime
 whose free bytes below that end are fewer than the request needs rules out every offset below
-it, as does each step's taken prefix, so most requests land at once, and the rest sweep only
-the spans above that floor, bucketed and sorted only as far as first fit reads (`lowest_gap`).
+it, as does each step's taken prefix, so most requests land at once; the rest skip (by binary
+search) the spans ending below that floor and merge the others only as far as the fit reads:
+first fit to the first gap that holds the request, best fit to one that holds it exactly. The
+bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
 poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
@@ -253,9 +257,108 @@ def _store(base, fill, node_lo, node_hi, v, at, end):
 
 
 @njit(cache=True, nogil=True)
+def _insert_sorted(base, fill, node_lo, node_hi, v, at, end):
+    """Store span [at, end) on node `v`, keeping the node's spans sorted by (start, end)."""
+    b0 = base[v]
+    k = b0 + fill[v]
+    while k > b0 and (node_lo[k - 1] > at or (node_lo[k - 1] == at and node_hi[k - 1] > end)):
+        node_lo[k] = node_lo[k - 1]
+        node_hi[k] = node_hi[k - 1]
+        k -= 1
+    node_lo[k] = at
+    node_hi[k] = end
+    fill[v] += 1
+
+
+@njit(cache=True, nogil=True)
+def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
+                point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails):
+    """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
+    overlapping steps [s, e] (as `lowest_gap`); (offset, spans read).
+
+    Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
+    sorted by start, their ends are sorted too: a binary search skips those ending at or
+    below the floor, and the nodes' lists are merged by start (first fit: only as far as the
+    first gap that holds the request; best fit: until a gap fits it exactly). Those starting in (s, e] (few, for short lifetimes) are gathered
+    and sorted.
+    """
+    read = 0
+    count = 0
+    a = s + 1 + leaves
+    b = e + leaves + 1
+    while a < b:
+        if a & 1:
+            read += point_fill[a]
+            count = _read(point_base, point_fill, point_lo, point_hi, a, floor, lo, hi, count)
+            a += 1
+        if b & 1:
+            b -= 1
+            read += point_fill[b]
+            count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi, count)
+        a >>= 1
+        b >>= 1
+    ranked = np.argsort(lo[:count])
+    lists = 0
+    v = s + leaves
+    while v >= 1:
+        first = cover_base[v]
+        end = first + cover_fill[v]
+        while first < end:  # the first span ending above the floor
+            mid = (first + end) >> 1
+            if cover_hi[mid] > floor:
+                end = mid
+            else:
+                first = mid + 1
+        read += 1
+        if first < cover_base[v] + cover_fill[v]:
+            heads[lists] = first
+            tails[lists] = cover_base[v] + cover_fill[v]
+            lists += 1
+        v >>= 1
+    cursor = floor
+    best = -1
+    best_gap = 0
+    taken = 0
+    while True:
+        pick = -1
+        start = 0
+        for q in range(lists):
+            if pick < 0 or cover_lo[heads[q]] < start:
+                pick = q
+                start = cover_lo[heads[q]]
+        if taken < count and (pick < 0 or lo[ranked[taken]] < start):
+            start = lo[ranked[taken]]
+            stop = hi[ranked[taken]]
+            taken += 1
+        elif pick >= 0:
+            stop = cover_hi[heads[pick]]
+            heads[pick] += 1
+            if heads[pick] == tails[pick]:
+                lists -= 1
+                heads[pick] = heads[lists]
+                tails[pick] = tails[lists]
+        else:
+            break
+        read += 1
+        if start > cursor and start - cursor >= need:
+            if fit == FIRST_FIT:
+                break
+            if best < 0 or start - cursor < best_gap:
+                best = cursor
+                best_gap = start - cursor
+                if best_gap == need:  # no gap is smaller; this is the lowest of its size
+                    break
+        if stop > cursor:
+            cursor = stop
+    if fit == BEST_FIT and best >= 0:
+        return best, read
+    return cursor, read
+
+
+@njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
                     cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, ceiling,
-                    held, prefix, offset, lo, hi, scratch, pair_limit):
+                    held, prefix, offset, lo, hi, heads, tails, pair_limit):
     """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
     the next request to place (order.shape[0] when done).
 
@@ -264,7 +367,8 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
     byte is taken there. Where a step of the request's lifetime has fewer free bytes below its
     ceiling than the request needs, nothing fits below that ceiling; nothing fits below any
     step's prefix either. The highest of these is a floor, and only spans reaching above it
-    are gathered; when it is the highest ceiling of all, the request lands right there.
+    are read (`_merged_fit`); when it is the highest ceiling of all, the request lands right
+    there.
     """
     visited = 0
     request = begin
@@ -288,28 +392,10 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         if floor == top:
             at = floor
         else:
-            count = 0
-            v = s + leaves
-            while v >= 1:  # placed buffers alive at step s: on the nodes from leaf s to the root
-                visited += cover_fill[v]
-                count = _read(cover_base, cover_fill, cover_lo, cover_hi, v, floor, lo, hi, count)
-                v >>= 1
-            a = s + 1 + leaves
-            b = e + leaves + 1
-            while a < b:  # placed buffers starting in (s, e]: on the nodes that tile that range
-                if a & 1:
-                    visited += point_fill[a]
-                    count = _read(point_base, point_fill, point_lo, point_hi, a, floor, lo, hi,
-                                  count)
-                    a += 1
-                if b & 1:
-                    b -= 1
-                    visited += point_fill[b]
-                    count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi,
-                                  count)
-                a >>= 1
-                b >>= 1
-            at = lowest_gap(lo, hi, count, need, fit, scratch, floor)
+            at, read = _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill,
+                                   cover_lo, cover_hi, point_base, point_fill, point_lo,
+                                   point_hi, lo, hi, heads, tails)
+            visited += read
         end = at + need
         offset[i] = at
         for t in range(s, e + 1):
@@ -322,11 +408,11 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         b = e + leaves + 1
         while a < b:
             if a & 1:
-                _store(cover_base, cover_fill, cover_lo, cover_hi, a, at, end)
+                _insert_sorted(cover_base, cover_fill, cover_lo, cover_hi, a, at, end)
                 a += 1
             if b & 1:
                 b -= 1
-                _store(cover_base, cover_fill, cover_lo, cover_hi, b, at, end)
+                _insert_sorted(cover_base, cover_fill, cover_lo, cover_hi, b, at, end)
             a >>= 1
             b >>= 1
         v = s + leaves
@@ -362,13 +448,14 @@ class IntervalPlacer:
         offset = np.zeros(n, np.int64)
         gathered = self._widest + 1
         lo, hi = np.empty(gathered, np.int64), np.empty(gathered, np.int64)
-        scratch = np.empty(scratch_entries(gathered), np.int64)
         cover_fill, point_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
         cover_lo = np.empty(int(self.cover_base[-1]), np.int64)
         cover_hi = np.empty_like(cover_lo)
         point_lo = np.empty(int(self.point_base[-1]), np.int64)
         point_hi = np.empty_like(point_lo)
         ceiling, held, prefix = (np.zeros(self.leaves, np.int64) for _ in range(3))
+        depth = self.leaves.bit_length() + 1  # nodes on a path from a leaf to the root
+        heads, tails = np.empty(depth, np.int64), np.empty(depth, np.int64)
         done = 0
         while done < len(order):
             if stop is not None and stop[0]:
@@ -377,7 +464,7 @@ class IntervalPlacer:
             done = _interval_chunk(order, done, self.size, self.first, self.last, fit,
                                    self.leaves, self.cover_base, cover_fill, cover_lo, cover_hi,
                                    self.point_base, point_fill, point_lo, point_hi, ceiling,
-                                   held, prefix, offset, lo, hi, scratch, CHUNK_PAIRS)
+                                   held, prefix, offset, lo, hi, heads, tails, CHUNK_PAIRS)
         return offset
 
 

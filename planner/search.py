@@ -58,6 +58,18 @@ _PARALLEL_BUFFERS = 1_000
 # How often a thread waiting on kernels looks at the cancel token and the clock.
 _POLL_SECONDS = 0.005
 
+# Without `iterations`, a search takes a fixed number of steps scaled to the graph, so the same
+# file gives the same plan on a quiet and on a busy machine: packings (each visits about every
+# conflicting pair once) up to about this many pair visits, or exact search's nodes (each
+# costs about its buffer's conflicts) up to about this many conflicts visited: a few seconds
+# at most on 2 cores either way.
+_DEFAULT_PAIR_VISITS = 100_000_000
+_DEFAULT_NODE_CONFLICTS = 6_000_000
+# The first two batches of the portfolio: request order, the best greedy orders and the peak
+# antichain stacked first.
+_FEWEST_DEFAULT_STEPS = 4
+_MOST_DEFAULT_STEPS = 200_000
+
 # Log-normal spreads of the size noise in restarts, used in turn: the smallest mostly reorders
 # buffers of equal size, the largest also lets smaller ones jump ahead.
 _NOISE = (0.02, 0.1, 0.3)
@@ -193,6 +205,22 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
                       f"search ({best.label}, {best.fit} fit)", packer, best.offsets,
                       cancel=cancel)
     return _stamped(plan, seed, work.used, bound.bytes, proven, budget if work.cut else None)
+
+
+def default_iterations(graph: Graph, model) -> int:
+    """The steps a search of `graph` under conflict model `model` takes when none are given:
+    a fixed amount of work, scaled to the graph's conflicts and to what search will run."""
+    n = len(graph.buffers)
+    pairs = model.conflict_pairs
+    if pairs is None:  # unknown: a bitset packing reads up to every pair of buffers
+        pairs = n * (n - 1) // 2
+    exact_runs = (_exact_affordable(model, n) if model.intervals is not None
+                  else n <= EXACT_CONFLICT_GRAPH_BUFFERS)
+    if exact_runs:
+        steps = _DEFAULT_NODE_CONFLICTS // (1 + 2 * pairs // max(n, 1))
+    else:
+        steps = _DEFAULT_PAIR_VISITS // max(pairs + n, 1)
+    return int(min(max(steps, _FEWEST_DEFAULT_STEPS), _MOST_DEFAULT_STEPS))
 
 
 def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int,

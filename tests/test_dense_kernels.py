@@ -220,3 +220,53 @@ def test_bitset_rows_hold_the_masks():
     rows = dense_kernels.bitset_rows(masks, 131)
     back = [int.from_bytes(row.astype("<u8").tobytes(), "little") for row in rows]
     assert back[:3] == masks and not any(back[3:])
+
+
+def plain_fit(size, first, last, order, fit):
+    """First or best fit of interval lifetimes by the definitions: each request's placed
+    conflicting buffers by pairwise overlap, its offset by `plain_lowest` (first fit) or by
+    the traced placer's gap choice (best fit)."""
+    offset = {}
+    for i in order.tolist():
+        spans = [(offset[j], offset[j] + int(size[j])) for j in offset
+                 if first[i] <= last[j] and first[j] <= last[i]]
+        offset[i] = plain_lowest(spans, int(size[i])) if fit == dense_kernels.FIRST_FIT \
+            else _choose(sorted(spans), int(size[i]), "best")[0]
+    return [offset[i] for i in range(len(size))]
+
+
+@st.composite
+def merged_traces(draw, sizes=([1, 2, 3], [1, 7, 512, 2**30], [1, 5, 64])):
+    """Long and short lifetimes over up to 40 steps, in any order: the cases the merged sweep
+    orders by offset; `sizes`, the size sets to draw from."""
+    n = draw(st.integers(1, 90))
+    steps = draw(st.integers(1, 40))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    first = rng.integers(0, steps, n)
+    length = np.where(rng.random(n) < 0.2, rng.integers(0, steps, n), rng.integers(0, 4, n))
+    size = rng.choice(draw(st.sampled_from(sizes)), size=n)
+    return (size.astype(np.int64), first.astype(np.int64),
+            np.minimum(first + length, steps - 1).astype(np.int64),
+            rng.permutation(n).astype(np.int64))
+
+
+@settings(max_examples=150, deadline=None)
+@given(trace=merged_traces(), fit=st.sampled_from([0, 1]))
+def test_interval_placer_merges_to_first_and_best_fit_by_definition(trace, fit):
+    size, first, last, order = trace
+    got = dense_kernels.IntervalPlacer(size, first, last).offsets(order, fit)
+    assert got.tolist() == plain_fit(size, first, last, order, fit)
+
+
+@settings(max_examples=60, deadline=None)
+@given(trace=merged_traces(sizes=([0, 1, 2, 3], [0, 5, 64])), fit=st.sampled_from([0, 1]))
+def test_interval_and_bitset_placers_give_the_same_offsets(trace, fit):
+    # The merged sweep (interval kernel) and the bucketed one (bitset kernel, `lowest_gap`),
+    # empty buffers included (they sit between the spans the merge keeps sorted).
+    size, first, last, order = trace
+    overlap = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
+    np.fill_diagonal(overlap, False)
+    masks = [sum(1 << int(j) for j in np.flatnonzero(row)) for row in overlap]
+    bitset = dense_kernels.BitsetPlacer(size, dense_kernels.bitset_rows(masks, len(size)))
+    interval = dense_kernels.IntervalPlacer(size, first, last)
+    assert interval.offsets(order, fit).tolist() == bitset.offsets(order, fit).tolist()

@@ -97,8 +97,8 @@ def run(args) -> int:
 
         def plan_here() -> planner.Plan:
             return planner.plan(graph, algorithm=args.algorithm, order=order,
-                                capacity=args.capacity, conflicts=conflicts, budget=args.budget,
-                                cancel=work.token, **search_options(args))
+                                capacity=args.capacity, conflicts=conflicts,
+                                cancel=work.token, **search_options(args, graph, conflicts))
 
         from PySide6.QtCore import QSize
         from PySide6.QtGui import QImageReader
@@ -109,8 +109,9 @@ def run(args) -> int:
         work.token.report("planning and drawing")
         app = ensure_application()
         session = Session()
-        session.budget = args.budget
-        session.seed, session.iterations = args.seed, args.iterations  # what search takes besides
+        chosen_search = search_options(args, graph, conflicts)  # what search takes besides
+        session.budget = chosen_search["budget"]
+        session.seed, session.iterations = chosen_search["seed"], chosen_search["iterations"]
         session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
                           conflicts=conflicts, capacity=args.capacity)
         # The views are built after this, from these settings only (never from saved ones).

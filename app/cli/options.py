@@ -3,7 +3,8 @@
 `--algorithm` (one of the planner's placers, default first-fit), `--conflicts` (default: the
 graph's own model, `planner.default_conflicts`: serial for MiniMalloc chains, dag otherwise) and
 `--budget` (the seconds search may spend, default 2), and search's `--seed` (default 0) and
-`--iterations` (the most steps it may take; the same seed and iterations give the same plan).
+`--iterations` (the most steps it may take; the same seed and iterations give the same plan;
+by default a fixed number scaled to the graph).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from slabscope import planner
 
 DEFAULT_ALGORITHM = "first-fit"
 DEFAULT_BUDGET = 2.0
+# A search taking its default steps (a fixed amount of work, a few seconds on 2 cores) is
+# capped at this many seconds unless `--budget` says otherwise: a busy machine still finishes it.
+SCALED_SEARCH_CEILING = 20.0
 
 
 def seconds(text: str) -> float:
@@ -34,15 +38,26 @@ def add_planning_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conflicts", choices=list(planner.CONFLICT_MODELS),
                         help="conflict model: dag (may run concurrently) or serial (one "
                              "schedule); default: serial for MiniMalloc chains, dag otherwise")
-    parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET,
-                        help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g})")
+    parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET, action=_GivenBudget,
+                        help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g}; "
+                             f"a search with its default steps is capped at "
+                             f"{SCALED_SEARCH_CEILING:g} s)")
     parser.add_argument("--seed", type=_seed, default=0,
                         help="the search algorithm's random seed (default 0)")
     parser.add_argument("--iterations", type=_steps, metavar="N",
                         help="the most steps search may take (one packing of a request order, "
                              "or one node of exact search); the same file, seed and N give the "
                              "same plan on any machine, the budget only cuts it short "
-                             "(default: as many as the budget allows)")
+                             "(default: a fixed number scaled to the graph, a few seconds "
+                             "of work)")
+
+
+class _GivenBudget(argparse.Action):
+    """Stores `--budget` and notes that the user gave it (`args.budget_given`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.budget = values
+        namespace.budget_given = True
 
 
 def _seed(text: str) -> int:
@@ -63,9 +78,17 @@ def _steps(text: str) -> int:
     return value
 
 
-def search_options(args: argparse.Namespace) -> dict:
-    """The `seed` and `iterations` keywords of `planner.plan` the user chose."""
-    return {"seed": args.seed, "iterations": args.iterations}
+def search_options(args: argparse.Namespace, graph: planner.Graph, conflicts: str) -> dict:
+    """The `budget`, `seed` and `iterations` keywords of `planner.plan` the user chose. Without
+    `--iterations`, a search takes the steps scaled to `graph`, so a file gives the same plan on
+    a quiet and on a busy machine: the budget (`SCALED_SEARCH_CEILING` unless given) only caps
+    them, and the plan says so when it does."""
+    budget, iterations = args.budget, args.iterations
+    if iterations is None and args.algorithm == "search":
+        iterations = planner.search_iterations(graph, conflicts)
+        if not getattr(args, "budget_given", False):
+            budget = SCALED_SEARCH_CEILING
+    return {"budget": budget, "seed": args.seed, "iterations": iterations}
 
 
 def conflicts_for(args: argparse.Namespace, graph: planner.Graph) -> str:

@@ -56,8 +56,8 @@ def run(args) -> int:
         graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
         work.token.report("planning")
         result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
-                              capacity=args.capacity, conflicts=conflicts, budget=args.budget,
-                              cancel=work.token, **search_options(args))
+                              capacity=args.capacity, conflicts=conflicts,
+                              cancel=work.token, **search_options(args, graph, conflicts))
         work.token.report("lower bound")
         bound = planner.lower_bound(graph, conflicts, cancel=work.token)
     if args.json:

@@ -52,7 +52,7 @@ def run(args) -> int:
     plan = None
     if args.algorithm == "search" and args.layout == "slab":
         plan = planner.plan(graph, algorithm="search", order=order, conflicts=conflicts,
-                            budget=args.budget, **search_options(args))
+                            **search_options(args, graph, conflicts))
     try:
         report = gpu.run(graph, backend=args.backend, repeats=args.repeats,
                          algorithm=args.algorithm, conflicts=conflicts, request_order=order,
