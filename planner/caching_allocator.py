@@ -514,10 +514,12 @@ class CachingAllocator:
     # --- looking at the state -------------------------------------------------------------
 
     def free_blocks(self, count: int | None = None) -> list[Block]:
-        """The cached free blocks, largest first (the `count` largest when given)."""
+        """The cached free blocks, largest first, equal sizes by descending address (the `count`
+        largest when given)."""
         if count is None:
-            return sorted(self._free_at.values(), key=lambda b: (-b.size, b.addr))
-        # Each pool's index is sorted by (stream, size): the largest of a stream end its run.
+            return sorted(self._free_at.values(), key=lambda b: (-b.size, -b.addr))
+        # Each pool's index is sorted by (stream, size, address): a stream's run ends with its
+        # largest blocks, and among equal sizes the highest addresses, hence that tie order.
         found = []
         for keys in self._free.values():
             end = len(keys)
@@ -526,7 +528,7 @@ class CachingAllocator:
                 start = bisect_left(keys, (stream,))
                 found.extend(keys[max(start, end - count):end])
                 end = start
-        found.sort(key=lambda key: (-key[1], key[2]))
+        found.sort(key=lambda key: (-key[1], -key[2]))
         return [self._free_at[key[2]] for key in found[:count]]
 
     def largest_free_block(self) -> int:
