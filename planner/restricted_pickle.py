@@ -32,6 +32,7 @@ is not guarded against.
 from __future__ import annotations
 
 import codecs
+import gc
 import io
 import mmap
 import pickle
@@ -137,19 +138,36 @@ def _load_proven(handle: BinaryIO, start: int, file_bytes: int):
             mapped = mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):  # emptied since it was measured, say: the reader decides
             return _UNPROVEN
-        with mapped:
-            view = memoryview(mapped)
-            try:
-                if not proves_plain(view[start:file_bytes], limit):
-                    return _UNPROVEN
-            finally:
-                view.release()
+        view = memoryview(mapped)
+        part = view[start:file_bytes]
+        try:
+            proven = proves_plain(part, limit)
+        finally:
+            _release(part, view, mapped)
+        if not proven:
+            return _UNPROVEN
         handle.seek(start)
         source = handle
     try:
         return _ClassRefusing(source).load()
     except Exception:  # noqa: BLE001 - any refusal by the C unpickler: the reader decides
         return _UNPROVEN
+
+
+def _release(*buffers) -> None:
+    """Release memoryviews and close an mmap, in order. numba's first compilation of the scan
+    can keep the array it was given alive in a reference cycle, which holds an export of the
+    mapping: collect it and retry once; failing that, the mapping closes when it is collected."""
+    for buffer in buffers:
+        close = buffer.close if isinstance(buffer, mmap.mmap) else buffer.release
+        try:
+            close()
+        except BufferError:
+            gc.collect()
+            try:
+                close()
+            except BufferError:
+                pass
 
 
 class _Reader:
