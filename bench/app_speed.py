@@ -1,6 +1,7 @@
 """Times the window on large graphs: how long the event loop stalls, and how long until a plan shows.
 
     QT_QPA_PLATFORM=offscreen python -m bench.app_speed [GRAPH ...] [--shots DIR] [--search NAME]
+        [--transformer LAYERS]
 
 A QTimer ticks every 5 ms while each action runs; "stall" is the longest gap between two ticks,
 i.e. the longest stretch the window could not repaint or take input. "GUI CPU" is the most CPU
@@ -134,6 +135,17 @@ def time_graph(window, path: Path, search: bool, timeout: float) -> None:
     QApplication.instance().processEvents()
 
 
+def _transformer_file(layers: int) -> Path:
+    """A generated transformer of `layers` blocks written to a temporary JSON file."""
+    import tempfile
+
+    from slabscope.gpu.generators import transformer, write_graph
+
+    path = Path(tempfile.mkdtemp(prefix="app_speed_")) / f"transformer{layers}.json"
+    write_graph(transformer(16, 32, 2, layers=layers), path)
+    return path
+
+
 def main(argv=None) -> int:
     """Time each GRAPH in one window and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -142,7 +154,13 @@ def main(argv=None) -> int:
                         help="graph stems where search is also timed (default: K.1048576)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per action at most")
     parser.add_argument("--shots", type=Path, help="save window and panel screenshots here")
+    parser.add_argument("--transformer", type=int, metavar="LAYERS",
+                        help="also time a generated transformer of LAYERS blocks (440: 10,562 "
+                             "nodes, the size whose DAG layout once froze the window)")
     args = parser.parse_args(argv)
+    graphs = list(args.graphs or default_graphs())
+    if args.transformer:
+        graphs.append(_transformer_file(args.transformer))
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -158,7 +176,7 @@ def main(argv=None) -> int:
         measure(lambda: None, lambda: not planning.running, 120)
     searched = set(args.search or DEFAULT_SEARCH)
     print(f"  {'graph':<18} {'action':<26} {'time':>10} {'stall':>10} {'GUI CPU':>10}  note")
-    for path in args.graphs or default_graphs():
+    for path in graphs:
         time_graph(window, path, path.stem in searched, args.timeout)
         if args.shots:
             args.shots.mkdir(parents=True, exist_ok=True)

@@ -37,8 +37,10 @@ def test_choosing_the_best_order_is_background_work_undone_like_a_reorder(qtbot,
     result = controls.choice.result
     assert session.conflicts == "serial" and session.graph.schedule == result.schedule.order
     assert session.plan.slab_bytes == result.best_slab
-    text = controls.label.text()
-    assert "DAG-safe" in text and "serial, given order" in text and "serial, best order" in text
+    text = controls.label.text()  # the three slabs; the tooltip says how each was planned
+    assert "DAG-safe" in text and "given order" in text and "best order" in text
+    tip = controls.label.toolTip()
+    assert "DAG-safe" in tip and "serial, given order" in tip and "serial, best order" in tip
     assert controls.actions["best"].isChecked()
     controls.number_action.setChecked(True)
     first = session.graph.node_index[result.schedule.order[0]]

@@ -3,6 +3,11 @@
 Layers come from the longest path from a source, edges spanning several layers get one
 waypoint per layer they cross, crossings are reduced by barycenter sweeps, and x positions
 pull each node towards its neighbours while keeping the order and a minimum gap.
+
+Waypoints are capped at about twice the graph's size: on a large graph whose one source feeds
+every block (a transformer's weight upload), the longest edges would otherwise cross thousands
+of layers each and need millions of waypoints. Edges past the cap have none, take no part in
+ordering or placement, and are drawn as stubs at their two ends.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ LAYER_GAP = 70.0      # vertical distance between layer centres
 NODE_GAP = 24.0       # horizontal gap between neighbours in a layer
 WAYPOINT_WIDTH = 8.0  # the width a long edge takes up where it crosses a layer
 SWEEPS = 4            # down-and-up barycenter passes (enough to settle on graphs we show)
+MIN_WAYPOINT_CAP = 20_000  # graphs needing fewer waypoints than this get all of them
+RECENTRE_VERTICES = 2_000  # past this many vertices each row is centred on x = 0 (see below)
 
 
 @dataclass(frozen=True)
@@ -26,27 +33,36 @@ class DagLayout:
     edge_points: tuple[tuple[tuple[float, float], ...], ...]
     width: float
     height: float
+    # Edges (by index into `edge_points`) that span several layers with no waypoints: stubs.
+    stubs: frozenset[int] = frozenset()
 
 
 def layered_layout(successors, topo, widths) -> DagLayout:
     """Lay out nodes `0..n-1` with direct `successors`, a topological order `topo` and box `widths`.
 
     `edge_points[k]` is the polyline of the k-th edge in `(src, dst)` order of `successors`,
-    from the bottom of the source to the top of the destination.
+    from the bottom of the source to the top of the destination; an edge in `stubs` is only
+    its two ends.
     """
     n = len(successors)
     layer = [0] * n
     for v in topo:
         for s in successors[v]:
             layer[s] = max(layer[s], layer[v] + 1)
+    longest = _longest_routed_span(successors, layer)
     # Virtual vertices: real nodes first, then one waypoint per crossed layer of each long edge.
     vlayer = list(layer)
     vwidth = list(widths)
     up: list[list[int]] = [[] for _ in range(n)]
     down: list[list[int]] = [[] for _ in range(n)]
     chains: list[list[int]] = []
+    stubs: list[int] = []
     for v in range(n):
         for s in successors[v]:
+            if layer[s] - layer[v] > longest:
+                stubs.append(len(chains))
+                chains.append([v, s])
+                continue
             chain = [v]
             for k in range(layer[v] + 1, layer[s]):
                 vlayer.append(k)
@@ -62,12 +78,31 @@ def layered_layout(successors, topo, widths) -> DagLayout:
     rows = _initial_rows(topo, layer, chains, len(vlayer), vlayer)
     _reduce_crossings(rows, up, down)
     xs = _assign_x(rows, up, down, vwidth)
+    if len(xs) > RECENTRE_VERTICES:
+        _recentre_rows(rows, xs)
     ys = [k * LAYER_GAP for k in vlayer]
     edge_points = tuple(tuple((xs[v], ys[v]) for v in chain) for chain in chains)
     left = min((xs[v] - vwidth[v] / 2 for v in range(len(xs))), default=0.0)
     right = max((xs[v] + vwidth[v] / 2 for v in range(len(xs))), default=0.0)
     return DagLayout(tuple(layer), tuple(xs[:n]), tuple(ys[:n]), edge_points,
-                     right - left, (max(layer, default=0)) * LAYER_GAP)
+                     right - left, (max(layer, default=0)) * LAYER_GAP, frozenset(stubs))
+
+
+def _longest_routed_span(successors, layer) -> float:
+    """The longest span (in layers) an edge may have and still get its waypoints: all of them
+    (infinity) when the graph needs at most `max(MIN_WAYPOINT_CAP, 2 * (nodes + edges))`, else the
+    longest that keeps the total under that cap."""
+    spans = [layer[s] - layer[v] for v, after in enumerate(successors) for s in after]
+    cap = max(MIN_WAYPOINT_CAP, 2 * (len(successors) + len(spans)))
+    if sum(span - 1 for span in spans) <= cap:
+        return math.inf
+    spans.sort()
+    total = 0
+    for span in spans:
+        total += span - 1
+        if total > cap:
+            return span - 1  # every shorter edge fits; this span and longer ones do not
+    return math.inf
 
 
 def _initial_rows(topo, layer, chains, count, vlayer) -> list[list[int]]:
@@ -127,6 +162,17 @@ def _assign_x(rows, up, down, widths) -> list[float]:
     return xs
 
 
+def _recentre_rows(rows, xs) -> None:
+    """Centre each row on x = 0: the pulls towards neighbours leave each row a little to one side
+    of the one above it, which over thousands of layers adds up to a drawing far wider than any
+    row (a transformer of 3,000 layers slid 30,000 units sideways)."""
+    for row in rows:
+        if row:
+            middle = (xs[row[0]] + xs[row[-1]]) / 2
+            for v in row:
+                xs[v] -= middle
+
+
 def _place_row(row, wanted, widths, xs) -> None:
     """Move a row's vertices to `wanted` x as far as order and gaps allow.
 
@@ -177,7 +223,8 @@ def wrap_columns(layout: DagLayout, columns: int) -> DagLayout:
     edges = tuple(tuple(moved(x, y) for x, y in points) for points in layout.edge_points)
     used = -(-depth // per_column)
     return DagLayout(layout.layer, tuple(x for x, _ in nodes), tuple(y for _, y in nodes), edges,
-                     used * stride - COLUMN_GAP, (min(per_column, depth) - 1) * LAYER_GAP)
+                     used * stride - COLUMN_GAP, (min(per_column, depth) - 1) * LAYER_GAP,
+                     layout.stubs)
 
 
 def columns_to_fit(layout: DagLayout, aspect: float) -> int:

@@ -10,19 +10,15 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
 from slabscope.app.views import palette
 from slabscope.app.views.dag_minimap import DagMinimap
-from slabscope.app.views.live_bytes_view import graph_is_time_chain
-from slabscope.app.views.dag_layout import columns_to_fit, layered_layout, wrap_columns
-from slabscope.planner.reachability import topological_order
+from slabscope.app.views.dag_layout import LAYER_GAP, columns_to_fit, wrap_columns
+from slabscope.app.views.dag_prepared import elide as _elide, label_fonts, prepared_dag
 
 NODE_HEIGHT = 34.0
-NODE_PADDING = 12.0
-MIN_NODE_WIDTH = 60.0
-MAX_LABEL_CHARS = 28          # longer names are elided in the box (the tooltip has them whole)
 TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
 ZOOM_STEP = 1.25
@@ -31,7 +27,6 @@ ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 DEFAULT_ASPECT = 1.4          # view shape assumed before the view has a size
-MAX_CHAIN_NODES = 2000        # longer chains of time steps are not drawn as a DAG
 HIGHLIGHT_WIDTH = 2.2         # pixels of an ancestor or descendant edge
 THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
 THIN_SCALE = 0.3              # ... below this zoom
@@ -182,10 +177,7 @@ class DagView(QGraphicsView):
     def __init__(self, session, parent=None):
         super().__init__(parent)
         self.session = session
-        self.label_font = QFont()
-        self.label_font.setPointSizeF(9)
-        self.op_font = QFont(self.label_font)
-        self.op_font.setPointSizeF(7.5)
+        self.label_font, self.op_font = label_fonts()
         self.setScene(QGraphicsScene(self))
         self.setBackgroundBrush(BACKGROUND)
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
@@ -210,6 +202,8 @@ class DagView(QGraphicsView):
                                          cached=False)
         self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, HIGHLIGHT_WIDTH, 0.5,
                                            cached=False)
+        if prepared_dag not in session.prepare_graphs:  # laid out by the loading worker
+            session.prepare_graphs.append(prepared_dag)
         session.sigGraphChanged.connect(self.rebuild)
         session.sigHoverNode.connect(self._refresh_highlight)
         session.sigHoverBuffer.connect(self._refresh_highlight)
@@ -261,7 +255,9 @@ class DagView(QGraphicsView):
             scene.setSceneRect(QRectF())
             self.minimap.rebuild()
             return
-        self.skipped_chain = graph_is_time_chain(graph) and len(graph.nodes) > MAX_CHAIN_NODES
+        # Prepared by the loading worker; computed here only for a graph set without loading.
+        prepared = prepared_dag(graph)
+        self.skipped_chain = prepared is None
         if self.skipped_chain:
             # Tens of thousands of time steps in a line say nothing (the central panel shows
             # live bytes instead) and would take seconds to lay out.
@@ -270,12 +266,7 @@ class DagView(QGraphicsView):
             self._base_edges.show([])
             self.viewport().update()
             return
-        name_metrics, op_metrics = QFontMetricsF(self.label_font), QFontMetricsF(self.op_font)
-        widths = [max(MIN_NODE_WIDTH, name_metrics.horizontalAdvance(_elide(n.name)) + 2 * NODE_PADDING,
-                      op_metrics.horizontalAdvance(_elide(n.op or "")) + 2 * NODE_PADDING)
-                  for n in graph.nodes]
-        topo = topological_order([n.name for n in graph.nodes], graph.successors)  # no closure needed
-        layout = layered_layout(graph.successors, topo, widths)
+        widths, layout = prepared.widths, prepared.layout
         # A deep, narrow graph is wrapped into columns so that Fit shows its shape, not a line.
         view = self.viewport().size()
         aspect = view.width() / view.height() if view.height() > 50 else DEFAULT_ASPECT
@@ -292,8 +283,9 @@ class DagView(QGraphicsView):
             scene.addItem(item)
             self._items.append(item)
         edges = [(v, s) for v in range(len(graph.nodes)) for s in graph.successors[v]]
-        for (src, dst), points in zip(edges, layout.edge_points):
-            self._edge_paths.append((src, dst, layout.layer[src] // BAND_LAYERS, _edge_path(points)))
+        for k, ((src, dst), points) in enumerate(zip(edges, layout.edge_points)):
+            path = _stub_path(points) if k in layout.stubs else _edge_path(points)
+            self._edge_paths.append((src, dst, layout.layer[src] // BAND_LAYERS, path))
         self._base_edges.show([(band, path) for _, _, band, path in self._edge_paths])
         self._ancestor_edges.show([])
         self._descendant_edges.show([])
@@ -541,9 +533,21 @@ def _edge_path(points) -> QPainterPath:
     return path
 
 
-def _elide(text: str) -> str:
-    """`text` cut to `MAX_LABEL_CHARS` with an ellipsis (tooltips show it whole)."""
-    return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "…"
+def _stub_path(points) -> QPainterPath:
+    """An edge too long to route, drawn as its two ends: a short line out of the source and an
+    arrow into the destination (hovering either node still highlights the whole relation)."""
+    (x0, y0), (x1, y1) = points[0], points[-1]
+    reach = LAYER_GAP / 3
+    path = QPainterPath(QPointF(x0, y0 + NODE_HEIGHT / 2))
+    path.lineTo(x0, y0 + NODE_HEIGHT / 2 + reach)
+    end = QPointF(x1, y1 - NODE_HEIGHT / 2)
+    path.moveTo(end.x(), end.y() - reach)
+    path.lineTo(end)
+    for side in (-1, 1):
+        path.moveTo(end.x() + side * ARROW_LENGTH * math.sin(ARROW_SPREAD),
+                    end.y() - ARROW_LENGTH * math.cos(ARROW_SPREAD))
+        path.lineTo(end)
+    return path
 
 
 def _reached(adjacency, start: int) -> set[int]:

@@ -55,10 +55,21 @@ class ScheduleControls:
                 f"{format_bytes(chosen.peak_bytes)}, {chosen.proof or 'no bound'}; "
                 f"{result.algorithm})")
 
+    def short_text(self) -> str:
+        """The three slabs alone, for the status bar beside the plan's summary (whole, both did
+        not fit a 1024-pixel window); `summary_text` is the label's tooltip."""
+        result = self.choice.result
+        if result is None or result.schedule.fixed:
+            return self.summary_text()
+        dag = format_bytes(result.dag_slab) if result.dag_slab is not None else "?"
+        return (f"DAG-safe {dag} · given order {format_bytes(result.given_slab)} · "
+                f"best order {format_bytes(result.best_slab)}")
+
     def _sync(self, *_) -> None:
         for which, action in self.actions.items():
             action.setChecked(which == self.choice.current)
-        self.label.setText(self.summary_text())
+        self.label.setText(self.short_text())
+        self.label.setToolTip(self.summary_text())
         self.label.setVisible(bool(self.label.text()))
         self._number_nodes(self.number_action.isChecked())
 
