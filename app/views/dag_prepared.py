@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from slabscope.app.views.dag_layout import DagLayout, layered_layout
-from slabscope.app.views.identity_cache import IdentityCache
+from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.live_bytes_view import graph_is_time_chain
 from slabscope.planner.graph import Graph
 from slabscope.planner.reachability import topological_order
