@@ -86,6 +86,9 @@ def test_undo_and_redo_put_the_earlier_plans_back_at_once(qtbot, background):
     session.set_order(list(reversed(session.order)))
     qtbot.waitUntil(lambda: session.plan is not None, timeout=10000)
     reordered, planned = session.plan, len(submitted)
+    # The plan arrives before the worker's thread has ended: wait for it, so that "running"
+    # below can only mean undo or redo started something.
+    qtbot.waitUntil(lambda: not controller.running, timeout=10000)
     session.undo_stack.undo()
     assert session.plan is searched and session.busy is None  # no waiting, no worker
     assert [p.offset for p in session.plan.placements] == [p.offset for p in searched.placements]
