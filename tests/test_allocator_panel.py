@@ -10,12 +10,8 @@ from slabscope.app.views.allocator_panel import (AllocatorPanel, graph_allocator
                                        graph_allocator_replay)
 from slabscope.app.window import MainWindow
 from tests.examples import RELU_UNFUSED
+from tests.qt_waits import settled
 from tests.snapshot_builder import TINY_SNAPSHOT
-
-
-def settled(qtbot, window, timeout: int = 10000) -> None:
-    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running,
-                    timeout=timeout)
 
 
 @pytest.fixture
