@@ -3,13 +3,15 @@ PNG, an SVG or both. Views are drawn in their export mode: no buttons, hints or 
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QPoint, QSettings, QSize, Qt, qInstallMessageHandler
+from PySide6.QtCore import (QCoreApplication, QEvent, QPoint, QSettings, QSize, Qt,
+                            qInstallMessageHandler)
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
 from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph
@@ -84,7 +86,16 @@ def export_view(session, view: str, path=None, scale: float = 1.0, size: QSize |
         finally:
             widget.close()
             widget.deleteLater()
-            del settings
+            del settings, widget
+            collect_qt_garbage()
+
+
+def collect_qt_garbage() -> None:
+    """Delete what was closed with deleteLater and collect Python's cycles now, at a point where
+    Qt holds no lock. A collection that starts inside a Qt call (a signal's disconnect) and
+    destroys a QObject of an earlier window there deadlocks on Qt's signal-slot mutex."""
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 def _settle(widget: QWidget) -> None:

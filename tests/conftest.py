@@ -7,6 +7,7 @@ import os
 # Must be set before any Qt import so GUI tests never need a display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import gc  # noqa: E402
 import weakref  # noqa: E402
 
 import pytest  # noqa: E402
@@ -23,7 +24,7 @@ def isolated_qsettings(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def no_dangling_qt_work(monkeypatch):
+def no_dangling_qt_work(monkeypatch, request):
     """Fail a test that leaves a QThread running or a QTimer active once its widgets are gone.
 
     Wraps `QThread.start` and `QTimer.start` to remember what the test started (as napari does);
@@ -52,6 +53,10 @@ def no_dangling_qt_work(monkeypatch):
         # Let widgets closed by pytest-qt actually be deleted (taking their timers with them).
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         app.processEvents()
+        if "qtbot" in request.fixturenames:
+            # Collect the test's cycles here, where Qt holds no lock: a collection that starts
+            # inside a later Qt call and destroys one of these QObjects there can deadlock.
+            gc.collect()
     running = [t for t in list(threads) if shiboken6.isValid(t) and t.isRunning()]
     active = [t for t in list(timers) if shiboken6.isValid(t) and t.isActive()]
     for thread in running:  # stop them so one leak does not cascade into later tests

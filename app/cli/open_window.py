@@ -47,6 +47,11 @@ def run(args) -> int:
     app.setApplicationName("Slabscope")
     app.setDesktopFileName("slabscope")  # matches assets/slabscope.desktop on Wayland
     app.setWindowIcon(application_icon())
+    # Python's collector runs only on the GUI thread, from a timer, where Qt holds no lock: a
+    # collection inside a Qt call that destroys a QObject can deadlock on Qt's own mutex.
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    collector = GarbageCollector(interval=1.0)  # noqa: F841 (kept alive by this frame)
     session = Session()
     window = MainWindow(session)
     session.set_graph(graph, graph_path, **settings)  # plans in the background
