@@ -68,6 +68,22 @@ def no_dangling_qt_work(monkeypatch, request):
     assert not active, f"test left {len(active)} QTimer(s) active: {active}"
 
 
+@pytest.fixture
+def window(qtbot):
+    """The window on the relu example, shown and planned (a test module may define its own)."""
+    from slabscope.app.session import Session
+    from slabscope.app.window import MainWindow
+    from tests.examples import RELU_UNFUSED
+    from tests.qt_waits import settled
+
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    assert win.open_path(RELU_UNFUSED)
+    win.show()
+    settled(qtbot, win)
+    return win
+
+
 def pytest_sessionstart(session):
     """Stop at once, in one line, on a Qt binding known to abort the interpreter (exit 134 in
     the middle of the suite otherwise)."""

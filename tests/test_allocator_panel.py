@@ -3,25 +3,10 @@ an example graph and a snapshot, and the expandable-segments what-if."""
 
 from __future__ import annotations
 
-import pytest
-
 from slabscope.app.session import Session
 from slabscope.app.views.allocator_panel import (AllocatorPanel, graph_allocator_expandable,
                                        graph_allocator_replay)
-from slabscope.app.window import MainWindow
-from tests.examples import RELU_UNFUSED
-from tests.qt_waits import settled
 from tests.snapshot_builder import TINY_SNAPSHOT
-
-
-@pytest.fixture
-def window(qtbot):
-    win = MainWindow(Session())
-    qtbot.addWidget(win)
-    assert win.open_path(RELU_UNFUSED)
-    win.show()
-    settled(qtbot, win)
-    return win
 
 
 def test_panel_shows_reserved_beside_the_slab_and_explains_the_peak(window):

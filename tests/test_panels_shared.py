@@ -6,23 +6,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from slabscope.app.session import Session
 from slabscope.app.views.buffer_emphasis import SELECTED
 from slabscope.app.views.palette import HOVERED
-from slabscope.app.window import MainWindow
-from tests.examples import DIAMOND, RELU_UNFUSED, onnx_light_model
+from tests.examples import DIAMOND, onnx_light_model
 from tests.qt_waits import settled
-
-
-
-@pytest.fixture
-def window(qtbot):
-    win = MainWindow(Session())
-    qtbot.addWidget(win)
-    assert win.open_path(RELU_UNFUSED)
-    win.show()
-    settled(qtbot, win)
-    return win
 
 
 def test_find_selects_a_buffer_in_every_panel(window):

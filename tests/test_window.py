@@ -24,17 +24,6 @@ SPEC_OFFSETS = {"x": 0, "w": 65536, "b": 131072, "workspace": 131328, "t0": 1179
 
 
 @pytest.fixture
-def window(qtbot):
-    session = Session()
-    win = MainWindow(session)
-    qtbot.addWidget(win)
-    assert win.open_path(RELU_UNFUSED)
-    win.show()
-    settled(qtbot, win)
-    return win
-
-
-@pytest.fixture
 def errors(window, monkeypatch):
     """Error dialogs, recorded instead of shown."""
     shown: list[tuple[str, str]] = []
