@@ -2,8 +2,10 @@
 
 Every panel is built from the one `Session`; the window only wires menus to session methods and
 handles files (open, drag and drop, recent files, session files, unsaved-changes warning). It
-installs a `PlanningController`, so loading and planning run in the background: the status bar
-says what is running and for how long, the panels waiting for it are marked, and Esc cancels.
+installs one `TaskExecutor`, so loading, planning, search and runs run in the background: the
+status bar says what is running, for how long and how far it is (with a Cancel button), the
+panels waiting for it are marked, search's best plan so far shows in the slab bar marked
+provisional, and Esc cancels.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from slabscope import planner
 from slabscope.planner.atomic_write import check_outputs
 from slabscope.planner.input_limits import one_line
 from slabscope.app.qt.planning_controller import PlanningController
+from slabscope.app.qt.task_executor import TaskExecutor, TaskLane
 from slabscope.app.icon import application_icon
 from slabscope.app.views.busy_overlay import BusyOverlay
 from slabscope.app.views.export_title import export_title
@@ -40,6 +43,7 @@ from slabscope.app.views.run_actions import install_run_actions
 from slabscope.app.views.allocator_panel import AllocatorPanel
 from slabscope.app.views.schedule_controls import ScheduleControls
 from slabscope.app.views.slab_view import SlabView
+from slabscope.app.views.task_progress import TaskProgress
 from slabscope.app.views.timeline_view import TimelineView, run_unavailable_text
 
 SESSION_SUFFIX = ".slabscope"
@@ -120,12 +124,15 @@ class MainWindow(QMainWindow):
         self.busy_overlays["graph"] = BusyOverlay(self.graph_panel)
         self.busy_label = QLabel(self)
         self.statusBar().addPermanentWidget(self.busy_label)
+        self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
+        self.planning = self.executor.add(PlanningController())
+        self.task_progress = TaskProgress(self.executor, self._cancel_lane, self)
+        self.statusBar().addPermanentWidget(self.task_progress)
         self.busy_timer = QTimer(self)
         self.busy_timer.setInterval(BUSY_TICK_MS)
         self.busy_timer.timeout.connect(self._show_busy)
         self.summary_label = QLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
-        self.planning = PlanningController(self)
         session.use_executor(self.planning)
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
@@ -138,6 +145,9 @@ class MainWindow(QMainWindow):
         session.sigError.connect(self._remember_error)
         session.sigBusyChanged.connect(self._busy_changed)
         session.sigPlanChanged.connect(self._show_marks)
+        # Search's best plan so far goes to the slab bar as a plan would, and is marked.
+        session.sigProvisionalPlan.connect(self.slab_view._plan_changed)
+        session.sigProvisionalPlan.connect(self._show_marks)
         session.sigOpened.connect(self.opened)
         session.sigOpenFailed.connect(self._open_failed)
         session.sigSessionGraphOutside.connect(self._ask_graph_outside)
@@ -200,11 +210,12 @@ class MainWindow(QMainWindow):
         self._action(plan_menu, "Set Ca&pacity…", self.choose_capacity, "Ctrl+Shift+C")
         self._action(plan_menu, "&No Capacity Limit", lambda: self.session.set_capacity(None))
         plan_menu.addSeparator()
-        self.cancel_action = self._action(plan_menu, "Ca&ncel Planning", self.session.cancel, "Esc")
-        self.cancel_action.setStatusTip("Stop the running load or plan; the earlier plan stays")
+        self.cancel_action = self._action(plan_menu, "Ca&ncel Planning", self.cancel_work, "Esc")
+        self.cancel_action.setStatusTip("Stop the running load, plan or run; the earlier plan stays")
 
         run_menu = self.menuBar().addMenu("&Run")
-        install_run_actions(self, self.session, run_menu)
+        install_run_actions(self, self.session, run_menu, self.executor)
+        self.run_controller.sigRunning.connect(self._sync_cancel_action)
         run_menu.setToolTipsVisible(True)  # a disabled Run says why in its tooltip
         self.run_controller.sigFailed.connect(self._run_failed)
         self.session.sigGraphChanged.connect(self._sync_run_action)
@@ -496,9 +507,26 @@ class MainWindow(QMainWindow):
 
     # --- title and status ----------------------------------------------------------------
 
+    def cancel_work(self) -> None:
+        """Esc: stop the load, plan or search running; else the run."""
+        if self.session.busy is not None:
+            self.session.cancel()
+        else:
+            self.run_controller.cancel()
+
+    def _cancel_lane(self, lane: TaskLane) -> None:
+        """The progress bar's Cancel: the session's own work is cancelled through the session."""
+        if lane is self.planning:
+            self.session.cancel()
+        else:
+            lane.cancel()
+
+    def _sync_cancel_action(self, *_) -> None:
+        self.cancel_action.setEnabled(self.session.busy is not None or self.run_controller.running)
+
     def _stop_planning(self) -> None:
-        """Stop the background worker and give the session back its at-once executor."""
-        self.planning.shutdown()
+        """Stop the background workers and give the session back its at-once executor."""
+        self.executor.shutdown()
         self.busy_timer.stop()
         if self.session.executor is self.planning:
             self.session.use_executor(None)
@@ -506,7 +534,7 @@ class MainWindow(QMainWindow):
     def _busy_changed(self, label: str | None) -> None:
         """Start or stop the status bar's running count; mark the panels that wait."""
         busy = label is not None
-        self.cancel_action.setEnabled(busy)
+        self._sync_cancel_action()
         if busy:
             self.busy_timer.start()
         else:
@@ -518,8 +546,13 @@ class MainWindow(QMainWindow):
         """Veil the panels whose content is being made, or is out of date, and say so in the
         title and summary."""
         session = self.session
+        provisional = None
         if session.busy is not None and session.loading:
             text = f"{session.busy}…"
+        elif session.plan_provisional:
+            text = "Searching… the slab bar shows the best plan so far"
+            provisional = (f"Searching… best so far {format_bytes(session.provisional_plan.slab_bytes)}"
+                           " (provisional)")
         elif session.busy is not None:
             text = "Planning… the earlier plan is shown" if session.plan_stale else "Planning…"
         elif session.plan_stale:
@@ -528,7 +561,8 @@ class MainWindow(QMainWindow):
             text = None
         for name, overlay in self.busy_overlays.items():
             # The graph panel depends on the graph only: it waits for loads, never for plans.
-            overlay.set_text(text if name != "graph" or session.loading else None)
+            overlay.set_text(provisional if name == "slab" and provisional else
+                             text if name != "graph" or session.loading else None)
         self._update_title()
         self._update_summary()
 
@@ -601,6 +635,8 @@ class MainWindow(QMainWindow):
             return f"{head} · no plan: {self.session.plan_error or 'planning'}"
         if self.session.plan_stale:
             head += " · out of date"
+        elif self.session.plan_provisional:
+            head += " · provisional: search's best so far"
         share = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
         return (f"{head} · slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) · "
                 f"saved {format_bytes(plan.saved_bytes)} ({share:.1%}) · "

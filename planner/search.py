@@ -19,6 +19,10 @@ placer and its plan reads like any greedy plan.
 Reproducible: the work is counted in steps (one packing of a request order, or one node of
 exact search), and the same graph, `seed` and `iterations` always give the same plan. The
 budget in seconds and a cancel only cut the work short; nothing depends on thread timing.
+
+While it runs, each better candidate is offered to the cancel token's partial listener (the
+window shows it as the best plan so far); the time the listeners take is not charged to the
+budget, so a search someone watches finds what an unwatched one does.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Callable
 
 import numpy as np
 
@@ -36,7 +41,7 @@ from . import exact
 from .cancel import NEVER, Cancelled, CancelToken
 from .exact_cliques import prepare_cliques
 from .graph import Graph
-from .greedy import FITS, plan_order
+from .greedy import FITS, kernel_plan, plan_order
 from .packing import Packer, fits_int64
 from .plan import Plan
 
@@ -88,6 +93,11 @@ class _Work:
         self.used = 0
         self.cancel = cancel
         self.cut = False  # whether the deadline stopped work the limit still allowed
+        self._listened = cancel.listening_seconds  # the token's listeners' time is not search's
+
+    def _clock(self, now: float) -> float:
+        """`now` less the time the token's listeners took since search started."""
+        return now - (self.cancel.listening_seconds - self._listened)
 
     def left(self) -> int | None:
         """Steps left under the iteration limit (None: no limit)."""
@@ -110,7 +120,7 @@ class _Work:
 
     def _past_deadline(self, now: float) -> bool:
         """Whether the deadline has passed; once it has, the work was cut short."""
-        if now >= self.deadline:
+        if self._clock(now) >= self.deadline:
             self.cut = True
         return self.cut
 
@@ -128,19 +138,21 @@ class _Work:
         """Tell the token how far search is: its steps against the limit, else its time against
         the budget (raises `Cancelled` when cancelled)."""
         done = self.used / self.limit if self.limit else \
-            (now - self.start) / max(self.deadline - self.start, 1e-9)
+            (self._clock(now) - self.start) / max(self.deadline - self.start, 1e-9)
         self.cancel.report("search", min(done, 1.0))
 
 
 @dataclasses.dataclass
 class _Best:
-    """The lowest candidate so far: its height, label, request order, fit and offsets."""
+    """The lowest candidate so far: its height, label, request order, fit and offsets;
+    `announce` hears of every improvement (see `_announcer`)."""
 
     height: int
     label: str
     order: np.ndarray
     fit: str
     offsets: np.ndarray
+    announce: Callable[["_Best"], None] | None = None
 
     def offer(self, height: int, label: str, order: np.ndarray, fit: str,
               offsets: np.ndarray) -> bool:
@@ -149,6 +161,8 @@ class _Best:
             return False
         self.height, self.label, self.order, self.fit, self.offsets = \
             height, label, order, fit, offsets
+        if self.announce is not None:
+            self.announce(self)
         return True
 
 
@@ -181,7 +195,10 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
                 if offsets is None:
                     continue  # stopped by the deadline
                 if best is None:
-                    best = _Best(_top(offsets, packer), label, candidate, fit, offsets)
+                    best = _Best(_top(offsets, packer), label, candidate, fit, offsets,
+                                 _announcer(graph, model, capacity, seed, work))
+                    if best.announce is not None:
+                        best.announce(best)
                 else:
                     best.offer(_top(offsets, packer), label, candidate, fit, offsets)
             work.used += len(batch)
@@ -236,6 +253,32 @@ def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int,
         if cut_by is not None:
             proof += f"; the {cut_by:g} s budget cut the work short after {steps:,} steps"
     return dataclasses.replace(plan, seed=seed, iterations=steps, proof=proof)
+
+
+def _announcer(graph: Graph, model, capacity: int | None, seed: int, work: _Work
+               ) -> Callable[[_Best], None] | None:
+    """What offers each better candidate to the token's partial listener, as a builder of its
+    plan marked provisional; None when no one listens. Candidates past `capacity` are not
+    offered (the final plan would be refused the same way)."""
+    token = work.cancel
+    if not token.wants_partial:
+        return None
+
+    def announce(best: _Best) -> None:
+        if capacity is not None and best.height > capacity:
+            return
+        # The arrays are never changed in place, so the builder can run later, on any thread.
+        order, offsets, fit, label, steps = best.order, best.offsets, best.fit, best.label, work.used
+
+        def build() -> Plan:
+            plan = kernel_plan(graph, model, order, offsets, fit, None,
+                               f"search ({label}, {fit} fit)")
+            return dataclasses.replace(plan, seed=seed, iterations=steps,
+                                       proof=f"best so far after {steps:,} steps; search continues")
+
+        token.offer(build)
+
+    return announce
 
 
 def _top(offsets: np.ndarray, packer: Packer) -> int:

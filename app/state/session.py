@@ -92,7 +92,9 @@ class Session:
     `sigOpened(path)` / `sigOpenFailed(path, message)` once a file asked for by `open` or
     `open_session` is in or has failed; `sigHoverNode(name|None)`, `sigHoverBuffer(name|None)`,
     `sigSelectionChanged(tuple)`; `sigRunChanged(report|None)`; `sigError(message)`;
-    `sigDirtyChanged(bool)`.
+    `sigDirtyChanged(bool)`; `sigProvisionalPlan(old_plan, new_plan)` while a search runs in the
+    background, with its best plan so far (`provisional_plan`, never kept), and once more when
+    that is withdrawn by a cancel or newer work (`new_plan` is then `shown_plan`).
     """
 
     sigGraphChanged = Signal()
@@ -110,6 +112,7 @@ class Session:
     sigRunChanged = Signal(object)
     sigError = Signal(str)
     sigDirtyChanged = Signal(bool)
+    sigProvisionalPlan = Signal(object, object)
 
     def __init__(self):
         self.undo_stack = UndoStack(limit=UNDO_LIMIT)
@@ -142,6 +145,7 @@ class Session:
         self.selection_model.sigHoverBuffer.connect(self.sigHoverBuffer.emit)
         self.selection_model.sigSelectionChanged.connect(self.sigSelectionChanged.emit)
         self._previous_plan: planner.Plan | None = None  # on screen while `plan` is made
+        self.provisional_plan: planner.Plan | None = None  # search's best so far, while it runs
         self._plans: dict[tuple, PlanOutcome] = {}  # settings key -> outcome, this graph's
         self._bounds: dict = {}  # (conflict model name, schedule) -> lower bound, this graph's
         # Functions of (graph, plan) and of a graph that views cache per object; the worker runs
@@ -162,14 +166,22 @@ class Session:
 
     @property
     def shown_plan(self) -> planner.Plan | None:
-        """The plan views draw: `plan`, or while it is being made the one shown before it."""
-        return self.plan if self.plan is not None else self._previous_plan
+        """The plan views draw: `plan`, or while it is being made search's best so far or
+        else the one shown before it."""
+        if self.plan is not None:
+            return self.plan
+        return self.provisional_plan if self.provisional_plan is not None else self._previous_plan
 
     @property
     def plan_stale(self) -> bool:
         """Whether `shown_plan` is an earlier settings' plan (the current one is being made or
         was cancelled)."""
-        return self.plan is None and self._previous_plan is not None
+        return self.plan is None and self.provisional_plan is None and self._previous_plan is not None
+
+    @property
+    def plan_provisional(self) -> bool:
+        """Whether `shown_plan` is search's best so far, the search still running."""
+        return self.plan is None and self.provisional_plan is not None
 
     def lower_bound(self):
         """The lower bound for the graph under the current conflict model; None without a graph
@@ -268,6 +280,7 @@ class Session:
         self.last_run = None
         # The old graph's plans must not reach views that already see the new graph.
         self.plan, self.plan_error, self._previous_plan = None, None, None
+        self.provisional_plan = None
         self._plans, self._bounds = {}, {}
         self.import_notes = ()
         self.view.slab = None  # each graph opens its slab bar in the mode that suits its size
@@ -397,15 +410,36 @@ class Session:
         def failed(message: str) -> None:
             self._show(PlanOutcome(None, message, self._bounds.get((conflicts, schedule))))
 
+        def prepare_partial(made: planner.Plan) -> planner.Plan:
+            made.by_name
+            for prepare in preparers:
+                prepare(graph, made)
+            return made
+
         what = f"{algorithm}, {conflicts} conflicts" + (
             f", up to {budget:g} s" if algorithm == "search" else "")
-        self._start(Task(f"Planning {graph.name} ({what})", work, done, failed))
+        # Search offers its best plan so far; the other placers have nothing to show before the end.
+        partial = dict(partial=self._show_provisional, prepare_partial=prepare_partial) \
+            if algorithm == "search" else {}
+        self._start(Task(f"Planning {graph.name} ({what})", work, done, failed, **partial))
+
+    def _show_provisional(self, plan: planner.Plan) -> None:
+        """Show search's best plan so far while it continues (the final plan replaces it)."""
+        old = self.shown_plan
+        self.provisional_plan = plan
+        self.sigProvisionalPlan.emit(old, plan)
+
+    def _withdraw_provisional(self) -> None:
+        """Take search's best so far off the screen: its search was cancelled or superseded."""
+        if self.provisional_plan is not None:
+            old, self.provisional_plan = self.provisional_plan, None
+            self.sigProvisionalPlan.emit(old, self.shown_plan)
 
     def _show(self, outcome: PlanOutcome) -> None:
         """Make `outcome` the current plan and tell the views."""
         old = self.shown_plan
         self.plan, self.plan_error = outcome.plan, outcome.error
-        self._previous_plan = None
+        self._previous_plan, self.provisional_plan = None, None
         if outcome.bound is not None:
             self._bounds[(self.conflicts, self.schedule)] = outcome.bound
         self._set_busy(None)
@@ -427,6 +461,7 @@ class Session:
     def _start(self, task: Task, loading: bool = False) -> None:
         """Hand `task` to the executor (cancelling what runs) and announce it."""
         self._task, self.loading = task, loading
+        self._withdraw_provisional()
         self._set_busy(task.label)
         self.executor.submit(task)
 
@@ -435,6 +470,7 @@ class Session:
         if self._task is not None and self.busy is not None:
             self._task.token.cancel()
             self.executor.cancel()
+            self._withdraw_provisional()
             self._set_busy(None)
 
     def _set_busy(self, label: str | None) -> None:

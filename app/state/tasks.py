@@ -3,9 +3,9 @@
 A `Task` is a function of a `CancelToken` plus what to do with its result. An executor runs
 tasks one at a time, and a new task cancels the one before it: the newest request wins. The
 session only knows this small interface; `ImmediateExecutor` (here) runs each task at once on
-the caller's thread, for scripts, exports and tests, and the window's `PlanningController`
-(`app.qt.planning_controller`) runs them on a background thread and delivers their results
-on the GUI thread.
+the caller's thread, for scripts, exports and tests (it takes no partial results), and the
+window's executor (`app.qt.task_executor`) runs them on a background thread, with progress and
+partial results, and delivers them on the GUI thread.
 """
 
 from __future__ import annotations
@@ -19,13 +19,20 @@ from slabscope.planner.cancel import Cancelled, CancelToken
 @dataclass
 class Task:
     """`work(token)` computes a result; exactly one of `done(result)` or `failed(message)` is
-    called on the owner's thread, unless the token was cancelled first (then neither is)."""
+    called on the owner's thread, unless the token was cancelled first (then neither is).
+
+    With `partial`, an executor that takes partial results (what the work offers through
+    `token.offer`, such as search's best plan so far) hands them, readied on the worker by
+    `prepare_partial`, to `partial` on the owner's thread before `done`, and never after a
+    cancel."""
 
     label: str
     work: Callable[[CancelToken], Any]
     done: Callable[[Any], None]
     failed: Callable[[str], None]
     token: CancelToken = field(default_factory=CancelToken)
+    partial: Callable[[Any], None] | None = None
+    prepare_partial: Callable[[Any], Any] | None = None
 
 
 class Executor(Protocol):

@@ -1,20 +1,22 @@
-"""The Run menu's actions and the status bar's run progress, wired to a `RunController`."""
+"""The Run menu's actions, wired to a `RunController` (its progress shows in the window's
+executor bar, `task_progress`, when the runs go to the window's executor)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QProgressBar
 
-from slabscope.app.qt.run_worker import RunController
+from slabscope.app.qt.run_worker import KIND, RunController
 
 
-def install_run_actions(window, session, menu) -> RunController:
-    """Add "Run" (Ctrl+R) and "Cancel run" to `menu`, with progress in the window's status bar.
+def install_run_actions(window, session, menu, executor=None) -> RunController:
+    """Add "Run" (Ctrl+R) and "Cancel run" to `menu`; runs go to `executor`'s "run" lane (a
+    `TaskExecutor`; by default the controller's own), messages to the window's status bar.
 
     Returns the controller (also kept as `window.run_controller`).
     """
-    controller = RunController(session, parent=window)
+    lane = executor.lane(KIND) if executor is not None else None
+    controller = RunController(session, parent=window, lane=lane)
     QCoreApplication.instance().aboutToQuit.connect(controller.shutdown)
     run_action = QAction("&Run", window)
     run_action.setShortcut(QKeySequence("Ctrl+R"))
@@ -27,21 +29,8 @@ def install_run_actions(window, session, menu) -> RunController:
     menu.addAction(run_action)
     menu.addAction(cancel_action)
 
-    bar = QProgressBar(window)
-    bar.setRange(0, 100)
-    bar.setMaximumWidth(160)
-    bar.setVisible(False)
     status = window.statusBar()
-    status.addPermanentWidget(bar)
-
-    def running(on: bool):
-        cancel_action.setEnabled(on)
-        bar.setVisible(on)
-        bar.setValue(0)
-
-    controller.sigRunning.connect(running)
-    controller.sigProgress.connect(lambda fraction, phase: (bar.setValue(round(fraction * 100)),
-                                                            bar.setFormat(f"{phase} %p%")))
+    controller.sigRunning.connect(cancel_action.setEnabled)
     controller.sigMessage.connect(lambda text: status.showMessage(text, 8000))
     window.run_controller = controller
     window.run_action, window.cancel_run_action = run_action, cancel_action
