@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QMainWindow,
                                QMessageBox, QVBoxLayout, QWidget)
 
 from slabscope import planner
@@ -30,6 +30,7 @@ from slabscope.app.views.export_title import export_title
 from slabscope.app.views.png_export import render_png, render_svg
 from slabscope.app.views.window_export import enter_window_export, leave_window_export
 from slabscope.app.views.dag_view import DagView
+from slabscope.app.views.elided_label import ElidedLabel
 from slabscope.app.views.find_dialog import FindDialog
 from slabscope.app.views.graph_panel import GraphPanel
 from slabscope.app.views.node_panel import NodePanel
@@ -122,7 +123,7 @@ class MainWindow(QMainWindow):
         self.busy_overlays = {name: BusyOverlay(self.docks[name].widget())
                               for name in ("slab", "lifetime", "inspector")}
         self.busy_overlays["graph"] = BusyOverlay(self.graph_panel)
-        self.busy_label = QLabel(self)
+        self.busy_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.busy_label)
         self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
         self.planning = self.executor.add(PlanningController())
@@ -131,7 +132,7 @@ class MainWindow(QMainWindow):
         self.busy_timer = QTimer(self)
         self.busy_timer.setInterval(BUSY_TICK_MS)
         self.busy_timer.timeout.connect(self._show_busy)
-        self.summary_label = QLabel(self)
+        self.summary_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
         session.use_executor(self.planning)
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
@@ -355,6 +356,7 @@ class MainWindow(QMainWindow):
         if not self.confirm_discard():
             return False
         self.last_error = None
+        self.statusBar().clearMessage()  # the last file's "Opened ..." is not this one's
         if path.suffix == SESSION_SUFFIX:
             return self.session.open_session(path)
         return self.session.open(path)
@@ -551,8 +553,7 @@ class MainWindow(QMainWindow):
             text = f"{session.busy}…"
         elif session.plan_provisional:
             text = "Searching… the slab bar shows the best plan so far"
-            provisional = (f"Searching… best so far {format_bytes(session.provisional_plan.slab_bytes)}"
-                           " (provisional)")
+            provisional = f"Searching… best so far {self._provisional_text()} (provisional)"
         elif session.busy is not None:
             text = "Planning… the earlier plan is shown" if session.plan_stale else "Planning…"
         elif session.plan_stale:
@@ -566,13 +567,21 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._update_summary()
 
+    def _provisional_text(self) -> str:
+        """Search's best slab so far, and how far above the lower bound it is."""
+        slab = self.session.provisional_plan.slab_bytes
+        bound = self.session.lower_bound()
+        if bound is None or not bound.bytes:
+            return format_bytes(slab)
+        return f"{format_bytes(slab)}, {slab / bound.bytes - 1:.2%} above the bound"
+
     def _show_busy(self) -> None:
         session = self.session
         if session.busy is None:
             self.busy_label.setText("")
             return
         elapsed = time.monotonic() - (session.busy_since or time.monotonic())
-        self.busy_label.setText(f"{session.busy}… {elapsed:.1f} s (Esc cancels)")
+        self.busy_label.setText(f"{session.busy}… {elapsed:.1f} s")  # Cancel and Esc stop it
 
     def _sync_run_action(self, *_) -> None:
         """Run only when the graph can execute; otherwise its tooltip says why not."""
@@ -636,7 +645,7 @@ class MainWindow(QMainWindow):
         if self.session.plan_stale:
             head += " · out of date"
         elif self.session.plan_provisional:
-            head += " · provisional: search's best so far"
+            head += " · provisional (search continues)"
         share = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
         return (f"{head} · slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) · "
                 f"saved {format_bytes(plan.saved_bytes)} ({share:.1%}) · "

@@ -29,7 +29,8 @@ from slabscope.app.state.tasks import Task, deliver, run_task
 # At most one progress signal per phase in this many seconds (a new phase always gets one), so
 # a planner reporting every few milliseconds does not flood the GUI thread's event queue.
 PROGRESS_INTERVAL = 0.05
-# At least this long between two partial results: each is a whole plan, drawn on arrival.
+# At least this long between two partial results (each is a whole plan, drawn on arrival), and
+# before the first, so a search that ends at once shows none.
 PARTIAL_INTERVAL = 0.5
 
 
@@ -37,9 +38,10 @@ class TaskState(QObject):
     """What one running task tells the GUI thread; its setters are called on the worker thread.
 
     `sigProgress(phase, fraction|None)`, throttled to one per `PROGRESS_INTERVAL` per phase;
-    `sigPartial(result)`, at most one per `PARTIAL_INTERVAL`: an offered result is built (and
-    readied by `prepare`) on the worker only when it is due, the latest offer winning, at the next
-    offer or report after the interval.
+    `sigPartial(result)`, at most one per `PARTIAL_INTERVAL`, the first no sooner than that
+    after the start: an offered result is built (and readied by the task's `prepare_partial`) on
+    the worker only when it is due, the latest offer winning, at the next offer or report after
+    the interval.
     """
 
     sigProgress = Signal(str, object)
@@ -54,7 +56,7 @@ class TaskState(QObject):
         self._phase: str | None = None
         self._emitted = float("-inf")
         self._pending: Callable[[], Any] | None = None
-        self._built = float("-inf")
+        self._built = time.monotonic()  # counts as the last partial result
         self._building = False
         task.token.listen(self.set_progress_value,
                           self.set_partial_result if task.partial is not None else None)

@@ -383,7 +383,7 @@ class SlabView(QWidget):
         bytes in view); a new plan refits until the user zooms again."""
         self.zoomed = False
         self.fit_button.hide()
-        plan = self.session.plan if self._order else None
+        plan = self.session.shown_plan if self._order else None
         end = float(plan.slab_bytes) if plan is not None else 1.0
         if self._target.shape[1]:
             end = max(end, float((self._target[0] + self._target[1]).max()))
@@ -528,7 +528,7 @@ class SlabView(QWidget):
         settings and lay the plan on show out again."""
         self.session.view.slab = "step" if self.mode_choice.currentText() == ONE_STEP else "lanes"
         self.animation.show_plan()
-        self._layout_plan(self.session.plan)
+        self._layout_plan(self.session.shown_plan)
         self._sync_replay_controls()
         self._refresh_emphasis()
         if not self.zoomed:
@@ -561,7 +561,7 @@ class SlabView(QWidget):
         self.summary.setText(
             f"{self._plan_text}<br><b>{section.step_name} {step:,}</b>{at_peak}: "
             f"{int(live.sum()):,} buffers live, {format_bytes(section.live_bytes[step])} of "
-            f"{format_bytes(self.session.plan.slab_bytes)}")
+            f"{format_bytes(self.session.shown_plan.slab_bytes)}")
 
     def _error_text(self) -> str:
         if self.session.plan_error:

@@ -1,15 +1,15 @@
-"""The status bar's view of the window's executor: the running task's phase and how far it is,
-and a Cancel button. Hidden while nothing runs."""
+"""The status bar's view of the window's executor: the running task's phase, how far it is (a
+moving bar while the total is unknown) and a Cancel button. Hidden while nothing runs."""
 
 from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from slabscope.app.qt.task_executor import TaskExecutor, TaskLane
 
-BAR_WIDTH = 220  # room for "conflict sets 100%" at the default font
+BAR_WIDTH = 120
 
 
 class TaskProgress(QWidget):
@@ -20,15 +20,19 @@ class TaskProgress(QWidget):
         super().__init__(parent)
         self.executor = executor
         self._cancel = cancel
+        # The phase in a label of its own: a bar of unknown total draws no text.
+        self.phase = QLabel(self)
         self.bar = QProgressBar(self)
         self.bar.setFixedWidth(BAR_WIDTH)
         self.bar.setTextVisible(True)
+        self.bar.setFormat("%p%")
         self.cancel_button = QToolButton(self)
         self.cancel_button.setText("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(4)
+        row.addWidget(self.phase)
         row.addWidget(self.bar)
         row.addWidget(self.cancel_button)
         executor.sigActivity.connect(self.refresh)
@@ -40,16 +44,15 @@ class TaskProgress(QWidget):
         self.setVisible(activity is not None)
         if activity is None:
             return
-        phase = activity.phase or "starting"
+        self.phase.setText(activity.phase or "starting")
         if activity.fraction is None:
             self.bar.setRange(0, 0)  # busy: the total is unknown
-            self.bar.setFormat(phase)
         else:
             self.bar.setRange(0, 100)
             self.bar.setValue(round(100 * min(max(activity.fraction, 0.0), 1.0)))
-            self.bar.setFormat(f"{phase} %p%")
-        self.bar.setToolTip(activity.label)
-        self.cancel_button.setToolTip(f"Stop: {activity.label}")
+        for widget in (self.phase, self.bar):
+            widget.setToolTip(activity.label)
+        self.cancel_button.setToolTip(f"Stop: {activity.label} (Esc)")
 
     def cancel(self) -> None:
         """Cancel the task shown."""
