@@ -581,7 +581,7 @@ class MainWindow(QMainWindow):
             self.busy_label.setText("")
             return
         elapsed = time.monotonic() - (session.busy_since or time.monotonic())
-        self.busy_label.setText(f"{session.busy}… {elapsed:.1f} s")  # Cancel and Esc stop it
+        self.busy_label.setText(f"{session.busy}… {elapsed:.1f} s (Esc cancels)")
 
     def _sync_run_action(self, *_) -> None:
         """Run only when the graph can execute; otherwise its tooltip says why not."""

@@ -130,10 +130,10 @@ def test_the_window_says_what_runs_marks_busy_panels_and_escape_stops_it(qtbot, 
     assert status.startswith("Planning trace (search") and " s " in status
     assert float(status.split("… ")[1].split(" s")[0]) > 0.3
     assert window.busy_overlays["slab"].isVisible()
-    # The slab bar shows search's best plan so far, marked; the other panels say what they show.
-    assert window.busy_overlays["slab"].text.startswith("Searching… best so far")
-    assert window.busy_overlays["slab"].text.endswith("(provisional)")
-    assert window.busy_overlays["lifetime"].text == "Searching… the slab bar shows the best plan so far"
+    # The earlier plan until search's first best-so-far arrives; then that one, marked.
+    shown = window.busy_overlays["slab"].text
+    assert shown == "Planning… the earlier plan is shown" or (
+        shown.startswith("Searching… best so far") and shown.endswith("(provisional)"))
     assert not window.busy_overlays["graph"].isVisible()  # the graph waits for loads only
     assert "(planning…)" in window.windowTitle()
     assert window.cancel_action.isEnabled()

@@ -94,6 +94,7 @@ def test_the_slab_bar_shows_searchs_best_plan_so_far_marked_provisional(qtbot, w
 
 def test_a_search_shows_a_partial_plan_before_the_final_one(qtbot, window, monkeypatch):
     monkeypatch.setattr(task_executor, "PARTIAL_INTERVAL", 0.0)  # every improvement is shown
+    monkeypatch.setattr(task_executor, "PARTIAL_COST_FACTOR", 0.0)
     session = window.session
     events = []
     session.sigProvisionalPlan.connect(lambda old, new: events.append(("partial", new)))

@@ -32,16 +32,19 @@ PROGRESS_INTERVAL = 0.05
 # At least this long between two partial results (each is a whole plan, drawn on arrival), and
 # before the first, so a search that ends at once shows none.
 PARTIAL_INTERVAL = 0.5
+# And at least this many times as long as the last one took to build: on a large graph (Y_1's
+# 62,185 buffers take about half a second) partial results use a fifth of the worker's time.
+PARTIAL_COST_FACTOR = 4.0
 
 
 class TaskState(QObject):
     """What one running task tells the GUI thread; its setters are called on the worker thread.
 
     `sigProgress(phase, fraction|None)`, throttled to one per `PROGRESS_INTERVAL` per phase;
-    `sigPartial(result)`, at most one per `PARTIAL_INTERVAL`, the first no sooner than that
-    after the start: an offered result is built (and readied by the task's `prepare_partial`) on
-    the worker only when it is due, the latest offer winning, at the next offer or report after
-    the interval.
+    `sigPartial(result)`, at most one per `PARTIAL_INTERVAL` (or `PARTIAL_COST_FACTOR` times
+    the last one's cost, if longer), the first no sooner than that after the start: an offered
+    result is built (and readied by the task's `prepare_partial`) on the worker only when it is
+    due, the latest offer winning, at the next offer or report after the interval.
     """
 
     sigProgress = Signal(str, object)
@@ -56,7 +59,7 @@ class TaskState(QObject):
         self._phase: str | None = None
         self._emitted = float("-inf")
         self._pending: Callable[[], Any] | None = None
-        self._built = time.monotonic()  # counts as the last partial result
+        self._due = time.monotonic() + PARTIAL_INTERVAL  # when the next partial may be built
         self._building = False
         task.token.listen(self.set_progress_value,
                           self.set_partial_result if task.partial is not None else None)
@@ -85,7 +88,7 @@ class TaskState(QObject):
 
     def _build_partial(self, now: float) -> None:
         with self._lock:
-            if self._pending is None or self._building or now - self._built < PARTIAL_INTERVAL:
+            if self._pending is None or self._building or now < self._due:
                 return
             build, self._pending, self._building = self._pending, None, True
         try:
@@ -93,8 +96,10 @@ class TaskState(QObject):
             if self.task.prepare_partial is not None:
                 result = self.task.prepare_partial(result)
         finally:
+            done = time.monotonic()
             with self._lock:
-                self._building, self._built = False, time.monotonic()
+                self._building = False
+                self._due = done + max(PARTIAL_INTERVAL, PARTIAL_COST_FACTOR * (done - now))
         self.sigPartial.emit(result)
 
 

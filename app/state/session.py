@@ -26,7 +26,7 @@ from psygnal import Signal
 
 from slabscope import planner
 from slabscope.planner.atomic_write import check_outputs, write_atomic
-from slabscope.planner.cancel import Cancelled
+from slabscope.planner.cancel import Cancelled, CancelToken
 
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.state.selection import Selection
@@ -410,9 +410,12 @@ class Session:
         def failed(message: str) -> None:
             self._show(PlanOutcome(None, message, self._bounds.get((conflicts, schedule))))
 
+        token = CancelToken()
+
         def prepare_partial(made: planner.Plan) -> planner.Plan:
             made.by_name
             for prepare in preparers:
+                token.check()
                 prepare(graph, made)
             return made
 
@@ -421,7 +424,7 @@ class Session:
         # Search offers its best plan so far; the other placers have nothing to show before the end.
         partial = dict(partial=self._show_provisional, prepare_partial=prepare_partial) \
             if algorithm == "search" else {}
-        self._start(Task(f"Planning {graph.name} ({what})", work, done, failed, **partial))
+        self._start(Task(f"Planning {graph.name} ({what})", work, done, failed, token, **partial))
 
     def _show_provisional(self, plan: planner.Plan) -> None:
         """Show search's best plan so far while it continues (the final plan replaces it)."""
