@@ -211,7 +211,7 @@ class MainWindow(QMainWindow):
         self._action(plan_menu, "Set Ca&pacity…", self.choose_capacity, "Ctrl+Shift+C")
         self._action(plan_menu, "&No Capacity Limit", lambda: self.session.set_capacity(None))
         plan_menu.addSeparator()
-        self.cancel_action = self._action(plan_menu, "Ca&ncel Planning", self.cancel_work, "Esc")
+        self.cancel_action = self._action(plan_menu, "Ca&ncel Planning or Run", self.cancel_work, "Esc")
         self.cancel_action.setStatusTip("Stop the running load, plan or run; the earlier plan stays")
 
         run_menu = self.menuBar().addMenu("&Run")
