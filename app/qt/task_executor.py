@@ -5,8 +5,9 @@ In the manner of Orange's `ConcurrentWidgetMixin`: each running task has a `Task
 worker thread reports through (`set_progress_value`, `set_partial_result`) and whose signals Qt
 delivers, queued, on the GUI thread; a newer task of the same kind cancels the one before it, and
 whatever the old one still reports is ignored. Unlike Orange, the work is planner code that knows
-no Qt: it takes a `CancelToken`, reports progress through `token.report(phase, fraction)` and
-offers partial results through `token.offer(build)`; the state listens to the token.
+no Qt: it takes a `CancelToken` (Orange's interruption flag), reports progress through
+`token.report(phase, fraction)` and offers partial results through `token.offer(build)`; the
+state listens to the token.
 
 A `TaskLane` runs the tasks of one kind, one at a time: a submitted task waits until the one
 running (now cancelled) has stopped, and replaces any task still waiting, so superseded work
@@ -33,7 +34,7 @@ PROGRESS_INTERVAL = 0.05
 # before the first, so a search that ends at once shows none.
 PARTIAL_INTERVAL = 0.5
 # And at least this many times as long as the last one took to build: on a large graph (Y_1's
-# 62,185 buffers take about half a second) partial results use a fifth of the worker's time.
+# 62,185 buffers take 0.4-0.9 s to build and prepare) partial results take a fifth of its time.
 PARTIAL_COST_FACTOR = 4.0
 
 
@@ -81,10 +82,6 @@ class TaskState(QObject):
         with self._lock:
             self._pending = build
         self._build_partial(time.monotonic())
-
-    def is_interruption_requested(self) -> bool:
-        """Whether the task was cancelled (its token's flag)."""
-        return self.task.token.cancelled
 
     def _build_partial(self, now: float) -> None:
         with self._lock:
