@@ -7,33 +7,30 @@ colours that buffer's uses here.
 
 from __future__ import annotations
 
-import math
+import time
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
 
 from slabscope.app.views import palette
+from slabscope.app.views.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
 from slabscope.app.views.dag_minimap import DagMinimap
-from slabscope.app.views.dag_layout import LAYER_GAP, columns_to_fit, wrap_columns
-from slabscope.app.views.dag_prepared import elide as _elide, label_fonts, prepared_dag
+from slabscope.app.views.dag_prepared import (DEFAULT_ASPECT, DrawingPreparer, elide as _elide,
+                                              label_fonts, prepared_dag)
 
-NODE_HEIGHT = 34.0
 TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
 ZOOM_STEP = 1.25
-ARROW_LENGTH = 8.0
-ARROW_SPREAD = math.radians(28)
-BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
-DEFAULT_ASPECT = 1.4          # view shape assumed before the view has a size
+FIRST_NODES = 600             # node items added at once; a larger graph's rest arrive in slices
+SLICE_NODES = 50              # node items added between two looks at the clock
+SLICE_SECONDS = 0.02          # GUI time one slice of node items may take
 HIGHLIGHT_WIDTH = 2.2         # pixels of an ancestor or descendant edge
 THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
 THIN_SCALE = 0.3              # ... below this zoom
 
 NODE_FILL = QColor("#ECEFF4")
-NODE_BORDER = QColor("#4C566A")
-EDGE_COLOR = QColor("#8F99AA")
 TEXT_COLOR = QColor("#1D2330")
 SELECTED_BORDER = QColor("#111111")
 CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
@@ -100,6 +97,8 @@ class NodeItem(QGraphicsItem):
             painter.drawText(bottom, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, self.op_label)
 
     def hoverEnterEvent(self, event) -> None:
+        if not self.toolTip():  # written when first needed: 10,000 of them cost a stall up front
+            self.setToolTip(self.view.tooltip(self.index))
         self.view.session.hover_node(self.name)
 
     def hoverLeaveEvent(self, event) -> None:
@@ -123,6 +122,10 @@ class EdgeLayer:
         merged: dict[int, QPainterPath] = {}
         for band, path in banded_paths:
             merged.setdefault(band, QPainterPath()).addPath(path)
+        self.show_bands(merged)
+
+    def show_bands(self, merged: dict[int, QPainterPath]) -> None:
+        """Draw exactly these edges, already merged into one path per band."""
         for band in set(self.items) - set(merged):
             self.scene.removeItem(self.items.pop(band))
         for band, path in merged.items():
@@ -191,8 +194,15 @@ class DagView(QGraphicsView):
         self.minimap = DagMinimap(self)
         self._exporting = False
         self._items: list[NodeItem] = []
-        self._edge_paths: list[tuple[int, int, int, QPainterPath]] = []  # src, dst, band, path
-        self._node_buffers: list[tuple[str, ...]] = []
+        self._drawn: DrawnDag | None = None
+        self._edge_paths: tuple[tuple[int, int, int, QPainterPath], ...] = ()  # src, dst, band, path
+        self._node_buffers: tuple[tuple[str, ...], ...] = ()
+        self._widths: tuple[float, ...] = ()
+        self._pending = 0            # index of the next node item to add (all added: its count)
+        self._build_timer = QTimer(self)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._add_slice)
+        self._user_zoomed = False    # the user zoomed or went to a node since the last fit
         self._ancestors: set[int] = set()
         self._descendants: set[int] = set()
         self._uses: set[int] = set()
@@ -202,8 +212,12 @@ class DagView(QGraphicsView):
                                          cached=False)
         self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, HIGHLIGHT_WIDTH, 0.5,
                                            cached=False)
-        if prepared_dag not in session.prepare_graphs:  # laid out by the loading worker
-            session.prepare_graphs.append(prepared_dag)
+        # Laid out and drawn by the loading worker, for the shape this view last had.
+        self._preparer = next((p for p in session.prepare_graphs if isinstance(p, DrawingPreparer)),
+                              None)
+        if self._preparer is None:
+            self._preparer = DrawingPreparer()
+            session.prepare_graphs.append(self._preparer)
         session.sigGraphChanged.connect(self.rebuild)
         session.sigHoverNode.connect(self._refresh_highlight)
         session.sigHoverBuffer.connect(self._refresh_highlight)
@@ -220,15 +234,20 @@ class DagView(QGraphicsView):
 
     def highlighted_ancestors(self) -> set[str]:
         """Names of the nodes drawn as ancestors of the hovered node."""
-        return {self._items[i].name for i in self._ancestors}
+        return {self.session.graph.nodes[i].name for i in self._ancestors}
 
     def highlighted_descendants(self) -> set[str]:
         """Names of the nodes drawn as descendants of the hovered node."""
-        return {self._items[i].name for i in self._descendants}
+        return {self.session.graph.nodes[i].name for i in self._descendants}
 
     def highlighted_uses(self) -> set[str]:
         """Names of the nodes drawn as uses of the hovered or selected buffer."""
-        return {self._items[i].name for i in self._uses}
+        return {self.session.graph.nodes[i].name for i in self._uses}
+
+    @property
+    def building(self) -> bool:
+        """Whether node items are still being added (a large graph's arrive in slices)."""
+        return self._build_timer.isActive()
 
     def simulate_hover(self, name: str | None) -> None:
         """Do what moving the pointer onto node `name` (None: off every node) does."""
@@ -236,16 +255,23 @@ class DagView(QGraphicsView):
 
     def node_position(self, name: str) -> QPointF:
         """The scene position of node `name`'s centre."""
-        return self._items[self.session.graph.node_index[name]].pos()
+        i = self.session.graph.node_index[name]
+        return QPointF(self._drawn.x[i], self._drawn.y[i])
 
     # --- building ------------------------------------------------------------------------
 
     def rebuild(self) -> None:
-        """Lay out the session's graph from scratch and fit it in view."""
+        """Lay out the session's graph from scratch and fit it in view.
+
+        Edges, bounds and the overview arrive drawn by the loading worker; node items are added
+        at once for a small graph, and for a large one the rest in slices from a timer, so that
+        the window never stops answering for long.
+        """
+        self._build_timer.stop()
         scene = self.scene()
         for item in self._items:
             scene.removeItem(item)
-        self._items, self._edge_paths = [], []
+        self._items, self._edge_paths, self._drawn, self._pending = [], (), None, 0
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         graph = self.session.graph
         node = self.session.selection_model.node
@@ -253,7 +279,8 @@ class DagView(QGraphicsView):
         self.skipped_chain = False
         if graph is None:
             scene.setSceneRect(QRectF())
-            self.minimap.rebuild()
+            self._base_edges.show_bands({})
+            self.minimap.rebuild(None)
             return
         # Prepared by the loading worker; computed here only for a graph set without loading.
         prepared = prepared_dag(graph)
@@ -262,41 +289,59 @@ class DagView(QGraphicsView):
             # Tens of thousands of time steps in a line say nothing (the central panel shows
             # live bytes instead) and would take seconds to lay out.
             scene.setSceneRect(QRectF())
-            self.minimap.rebuild()
-            self._base_edges.show([])
+            self.minimap.rebuild(None)
+            self._base_edges.show_bands({})
             self.viewport().update()
             return
-        widths, layout = prepared.widths, prepared.layout
         # A deep, narrow graph is wrapped into columns so that Fit shows its shape, not a line.
-        view = self.viewport().size()
-        aspect = view.width() / view.height() if view.height() > 50 else DEFAULT_ASPECT
-        layout = wrap_columns(layout, columns_to_fit(layout, aspect))
-        uses_by_node: list[list[str]] = [[] for _ in graph.nodes]
-        for buf, uses in zip(graph.buffers, graph.use_indices):
-            for u in uses:
-                uses_by_node[u].append(buf.name)
-        self._node_buffers = [tuple(b) for b in uses_by_node]
-        for i, node in enumerate(graph.nodes):
-            item = NodeItem(self, i, node.name, node.op, widths[i])
-            item.setPos(layout.x[i], layout.y[i])
-            item.setToolTip(self._tooltip(i))
-            scene.addItem(item)
-            self._items.append(item)
-        edges = [(v, s) for v in range(len(graph.nodes)) for s in graph.successors[v]]
-        for k, ((src, dst), points) in enumerate(zip(edges, layout.edge_points)):
-            path = _stub_path(points) if k in layout.stubs else _edge_path(points)
-            self._edge_paths.append((src, dst, layout.layer[src] // BAND_LAYERS, path))
-        self._base_edges.show([(band, path) for _, _, band, path in self._edge_paths])
+        drawn = prepared.drawing(prepared.columns_for(self._aspect()))
+        self._drawn, self._widths, self._node_buffers = drawn, prepared.widths, prepared.uses
+        self._edge_paths = drawn.edges
+        self._base_edges.show_bands(drawn.bands)
         self._ancestor_edges.show([])
         self._descendant_edges.show([])
         self._base_edges.set_alpha(255)
-        bounds = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
-        scene.setSceneRect(bounds)
-        self.minimap.rebuild()
+        scene.setSceneRect(drawn.bounds)
+        self.minimap.rebuild(drawn.thumbnail)
         self.fit()
+        self._add_nodes(FIRST_NODES)
+        if self._pending < len(graph.nodes):
+            self._build_timer.start()
         self._refresh_highlight()
 
-    def _tooltip(self, index: int) -> str:
+    def _aspect(self) -> float:
+        view = self.viewport().size()
+        return view.width() / view.height() if view.height() > 50 else DEFAULT_ASPECT
+
+    def _add_nodes(self, count: int) -> None:
+        """Add the next `count` node items (fewer at the end)."""
+        graph, drawn, scene = self.session.graph, self._drawn, self.scene()
+        stop = min(self._pending + count, len(graph.nodes))
+        for i in range(self._pending, stop):
+            node = graph.nodes[i]
+            item = NodeItem(self, i, node.name, node.op, self._widths[i])
+            item.setPos(drawn.x[i], drawn.y[i])
+            scene.addItem(item)
+            self._items.append(item)
+        self._pending = stop
+
+    def _add_slice(self) -> None:
+        """One timer tick's share of a large graph's node items."""
+        start = time.perf_counter()
+        total = len(self.session.graph.nodes) if self.session.graph is not None else 0
+        while self._pending < total and time.perf_counter() - start < SLICE_SECONDS:
+            self._add_nodes(SLICE_NODES)
+        if self._pending >= total:
+            self._build_timer.stop()
+
+    def finish_building(self) -> None:
+        """Add every node item not added yet, now (a picture must show the whole graph)."""
+        if self.building:
+            self._build_timer.stop()
+            self._add_nodes(len(self.session.graph.nodes))
+
+    def tooltip(self, index: int) -> str:
+        """Node `index`'s name, op and the buffers it uses."""
         node = self.session.graph.nodes[index]
         buffers = self._node_buffers[index]
         shown = ", ".join(buffers[:12]) + (f" and {len(buffers) - 12} more" if len(buffers) > 12 else "")
@@ -334,7 +379,7 @@ class DagView(QGraphicsView):
         """Recompute what is highlighted from the session: a hovered node wins over buffers."""
         graph = self.session.graph
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
-        if graph is None or not self._items:
+        if graph is None or self._drawn is None:
             return
         node = self.session.hovered_node
         if node is not None and node in graph.node_index:
@@ -408,10 +453,12 @@ class DagView(QGraphicsView):
                     MAX_FIT_SCALE)
         self.scale(scale, scale)
         self.centerOn(rect.center() - QPointF(0, room / 2 / scale))
+        self._user_zoomed = False
         self._zoom_changed()
 
     def enter_export(self) -> None:
-        """Drop the colour key and the overview from a picture."""
+        """Drop the colour key and the overview from a picture, which shows every node."""
+        self.finish_building()
         self._exporting = True
         self.minimap.hide()
         self.viewport().update()
@@ -425,6 +472,7 @@ class DagView(QGraphicsView):
     def zoom(self, factor: float) -> None:
         """Zoom by `factor` around the view's centre (or the pointer, for the wheel)."""
         self.scale(factor, factor)
+        self._user_zoomed = True  # a resize keeps the user's zoom from now on
         self._zoom_changed()
 
     def centre_on_node(self, name: str) -> None:
@@ -439,6 +487,7 @@ class DagView(QGraphicsView):
             factor = TEXT_MIN_SCALE * 1.5 / self.transform().m11()
             self.scale(factor, factor)
             self._zoom_changed()
+        self._user_zoomed = True  # the user went to this node: a resize must not move away
         self.centerOn(self.node_position(name))
 
     def _zoom_changed(self) -> None:
@@ -471,7 +520,9 @@ class DagView(QGraphicsView):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if not self.isVisible() or event.oldSize().width() <= 0:
+        self._preparer.aspect = self._aspect()  # the next graph is drawn for this shape
+        # A fitted graph stays fitted as the window changes size; a zoomed one stays as zoomed.
+        if not self.isVisible() or event.oldSize().width() <= 0 or not self._user_zoomed:
             self.fit()
         self.minimap.refresh()
 
@@ -512,42 +563,6 @@ class DagView(QGraphicsView):
         if self.session.hovered_node is not None:
             self.session.hover_node(None)
         super().leaveEvent(event)
-
-
-def _edge_path(points) -> QPainterPath:
-    """From the bottom of the source box through the waypoints to the top of the destination,
-    as S-curves that leave and enter each layer vertically, with an arrowhead."""
-    (x0, y0), (x1, y1) = points[0], points[-1]
-    stops = [QPointF(x0, y0 + NODE_HEIGHT / 2), *(QPointF(x, y) for x, y in points[1:-1]),
-             QPointF(x1, y1 - NODE_HEIGHT / 2)]
-    path = QPainterPath(stops[0])
-    for a, b in zip(stops, stops[1:]):
-        bend = (b.y() - a.y()) / 2
-        path.cubicTo(a.x(), a.y() + bend, b.x(), b.y() - bend, b.x(), b.y())
-    end = stops[-1]
-    # Curves enter vertically, so the head points straight down: two strokes either side.
-    for side in (-1, 1):
-        path.moveTo(end.x() + side * ARROW_LENGTH * math.sin(ARROW_SPREAD),
-                    end.y() - ARROW_LENGTH * math.cos(ARROW_SPREAD))
-        path.lineTo(end)
-    return path
-
-
-def _stub_path(points) -> QPainterPath:
-    """An edge too long to route, drawn as its two ends: a short line out of the source and an
-    arrow into the destination (hovering either node still highlights the whole relation)."""
-    (x0, y0), (x1, y1) = points[0], points[-1]
-    reach = LAYER_GAP / 3
-    path = QPainterPath(QPointF(x0, y0 + NODE_HEIGHT / 2))
-    path.lineTo(x0, y0 + NODE_HEIGHT / 2 + reach)
-    end = QPointF(x1, y1 - NODE_HEIGHT / 2)
-    path.moveTo(end.x(), end.y() - reach)
-    path.lineTo(end)
-    for side in (-1, 1):
-        path.moveTo(end.x() + side * ARROW_LENGTH * math.sin(ARROW_SPREAD),
-                    end.y() - ARROW_LENGTH * math.cos(ARROW_SPREAD))
-        path.lineTo(end)
-    return path
 
 
 def _reached(adjacency, start: int) -> set[int]:
