@@ -11,8 +11,10 @@ import time
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene,
+                               QGraphicsView)
 
+from slabscope.app.state.heap import freeze_large
 from slabscope.app.views import palette
 from slabscope.app.views.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
 from slabscope.app.views.dag_minimap import DagMinimap
@@ -23,9 +25,10 @@ TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall:
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
 ZOOM_STEP = 1.25
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
-FIRST_NODES = 600             # node items added at once; a larger graph's rest arrive in slices
+FIRST_NODES = 400             # node items added at once; a larger graph's rest arrive in slices
 SLICE_NODES = 50              # node items added between two looks at the clock
 SLICE_SECONDS = 0.02          # GUI time one slice of node items may take
+EDGE_MARGIN = 12.0            # scene units round an edge band's control points: its arrowheads, pen
 HIGHLIGHT_WIDTH = 2.2         # pixels of an ancestor or descendant edge
 THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
 THIN_SCALE = 0.3              # ... below this zoom
@@ -40,35 +43,36 @@ LEGEND = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered node or bu
           (palette.DESCENDANT, "descendants"))
 
 
-class NodeItem(QGraphicsItem):
-    """One node's box and label; its colour comes from the view's current highlight."""
+class NodeItem(QGraphicsRectItem):
+    """One node's box and label; its colour comes from the view's current highlight.
+
+    A rectangle item only for its bounds and shape, which Qt then answers without calling
+    Python (the scene asks for them tens of thousands of times on a large graph)."""
 
     def __init__(self, view: "DagView", index: int, name: str, op: str | None, width: float):
-        super().__init__()
+        super().__init__(-width / 2 - 2, -NODE_HEIGHT / 2 - 2, width + 4, NODE_HEIGHT + 4)
+        self.setPen(Qt.PenStyle.NoPen)
         self.view, self.index, self.name = view, index, name
-        self.rect = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
+        self.box = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
         self.label = _elide(name)
         # The op is worth a second line only when the name does not already say it.
         self.op_label = _elide(op) if op and op != name else ""
         self.setAcceptHoverEvents(True)
         self.setZValue(1)
-
-    def boundingRect(self) -> QRectF:
-        return self.rect.adjusted(-2, -2, 2, 2)
+        # While boxes are too small for a label, their band draws them all (`NodeBand`).
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, view.boxes_banded)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         fill, border, text = self.view.node_colours(self.index)
         detail = option.levelOfDetailFromTransform(painter.worldTransform())
         if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS:
             # Too small for corners or a border to show: a plain box in the border's colour.
-            if self.index == self.view.selected_index:
-                fill = SELECTED_BORDER
-            painter.fillRect(self.rect, border if fill == NODE_FILL else fill)
+            painter.fillRect(self.box, self.view.plain_colour(self.index))
             return
         selected = self.index == self.view.selected_index
         painter.setPen(QPen(SELECTED_BORDER if selected else border, 3.0 if selected else 1.5))
         painter.setBrush(fill)
-        painter.drawRoundedRect(self.rect, 6, 6)
+        painter.drawRoundedRect(self.box, 6, 6)
         if detail < TEXT_MIN_SCALE and self.view._exporting:
             # A picture has no zoom to read labels by: draw the name at the least legible size,
             # cut to its box.
@@ -77,18 +81,18 @@ class NodeItem(QGraphicsItem):
             painter.setPen(text)
             painter.setFont(font)
             label = QFontMetrics(font).elidedText(self.name, Qt.TextElideMode.ElideRight,
-                                                  int(self.rect.width() - 4))
-            painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, label)
+                                                  int(self.box.width() - 4))
+            painter.drawText(self.box, Qt.AlignmentFlag.AlignCenter, label)
             return
         if detail >= TEXT_MIN_SCALE:
             painter.setPen(text)
             painter.setFont(self.view.label_font)
             if not self.op_label:
-                painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.label)
+                painter.drawText(self.box, Qt.AlignmentFlag.AlignCenter, self.label)
                 return
-            top, bottom = QRectF(self.rect), QRectF(self.rect)
-            top.setBottom(self.rect.center().y() + 1)
-            bottom.setTop(self.rect.center().y() + 1)
+            top, bottom = QRectF(self.box), QRectF(self.box)
+            top.setBottom(self.box.center().y() + 1)
+            bottom.setTop(self.box.center().y() + 1)
             painter.drawText(top, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, self.label)
             faded = QColor(text)
             faded.setAlphaF(faded.alphaF() * 0.6)
@@ -104,6 +108,65 @@ class NodeItem(QGraphicsItem):
     def hoverLeaveEvent(self, event) -> None:
         if self.view.session.hovered_node == self.name:
             self.view.session.hover_node(None)
+
+
+class NodeBand(QGraphicsItem):
+    """The boxes of one band of layers, drawn together while the zoom leaves them too small
+    for corners or labels: one call per colour instead of one item's paint per node."""
+
+    def __init__(self, view: "DagView", indices: tuple[int, ...], boxes: list[QRectF]):
+        super().__init__()
+        self.view, self.indices, self.boxes = view, indices, boxes
+        bounds = QRectF()
+        for box in boxes:
+            bounds = bounds.united(box)
+        self.bounds = bounds.adjusted(-2, -2, 2, 2)
+        self.setZValue(1)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # the node items take the pointer
+
+    def boundingRect(self) -> QRectF:
+        return self.bounds
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        if not self.view.boxes_banded:
+            return
+        painter.setPen(Qt.PenStyle.NoPen)
+        colours, keys = self.view.plain_colours()
+        if not keys:
+            painter.setBrush(colours[0])
+            painter.drawRects(self.boxes)
+            return
+        groups: list[list[QRectF]] = [[] for _ in colours]
+        for i, box in zip(self.indices, self.boxes):
+            groups[keys.get(i, 0)].append(box)
+        for colour, boxes in zip(colours, groups):
+            if boxes:
+                painter.setBrush(colour)
+                painter.drawRects(boxes)
+
+
+class EdgePathItem(QGraphicsPathItem):
+    """A path item whose bounds are its path's control points plus a margin: a stock path item
+    strokes the whole path to find its bounds, which for thousands of curves takes longer than
+    drawing them."""
+
+    def __init__(self):
+        super().__init__()
+        self._bounds = QRectF()
+
+    def setPath(self, path: QPainterPath) -> None:
+        self.prepareGeometryChange()
+        self._bounds = path.controlPointRect().adjusted(-EDGE_MARGIN, -EDGE_MARGIN,
+                                                        EDGE_MARGIN, EDGE_MARGIN)
+        super().setPath(path)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        shape = QPainterPath()
+        shape.addRect(self._bounds)  # edges take no clicks: the nodes do
+        return shape
 
 
 class EdgeLayer:
@@ -130,7 +193,7 @@ class EdgeLayer:
             self.scene.removeItem(self.items.pop(band))
         for band, path in merged.items():
             if band not in self.items:
-                item = QGraphicsPathItem()
+                item = EdgePathItem()
                 pen = QPen(self.colour, self.width if self.thinning == 1.0 else 0.6)
                 pen.setCosmetic(True)  # stays one line wide however far the user zooms out
                 item.setPen(pen)
@@ -200,9 +263,12 @@ class DagView(QGraphicsView):
         self._widths: tuple[float, ...] = ()
         self._pending = 0            # index of the next node item to add (all added: its count)
         self._build_timer = QTimer(self)
-        self._build_timer.setInterval(0)
+        self._build_timer.setInterval(1)  # not 0: a zero timer may run again before the window repaints
         self._build_timer.timeout.connect(self._add_slice)
         self._user_zoomed = False    # the user zoomed or went to a node since the last fit
+        self._bands: list[NodeBand] = []
+        self.boxes_banded = False    # boxes too small for labels: drawn by band, not by node
+        self._plain: tuple[list[QColor], dict[int, int]] | None = None  # see plain_colours
         self._ancestors: set[int] = set()
         self._descendants: set[int] = set()
         self._uses: set[int] = set()
@@ -269,9 +335,9 @@ class DagView(QGraphicsView):
         """
         self._build_timer.stop()
         scene = self.scene()
-        for item in self._items:
+        for item in self._items + self._bands:
             scene.removeItem(item)
-        self._items, self._edge_paths, self._drawn, self._pending = [], (), None, 0
+        self._items, self._bands, self._edge_paths, self._drawn, self._pending = [], [], (), None, 0
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         graph = self.session.graph
         node = self.session.selection_model.node
@@ -301,6 +367,10 @@ class DagView(QGraphicsView):
         self._ancestor_edges.show([])
         self._descendant_edges.show([])
         self._base_edges.set_alpha(255)
+        for indices, boxes in drawn.boxes.values():
+            band = NodeBand(self, indices, boxes)
+            scene.addItem(band)
+            self._bands.append(band)
         scene.setSceneRect(drawn.bounds)
         self.minimap.rebuild(drawn.thumbnail)
         self.fit()
@@ -333,6 +403,7 @@ class DagView(QGraphicsView):
             self._add_nodes(SLICE_NODES)
         if self._pending >= total:
             self._build_timer.stop()
+            freeze_large(self.session.graph)  # the collector need not walk these items again
 
     def finish_building(self) -> None:
         """Add every node item not added yet, now (a picture must show the whole graph)."""
@@ -349,6 +420,29 @@ class DagView(QGraphicsView):
         return f"{node.name}{op}\nuses: {shown or 'no buffers'}"
 
     # --- highlight -----------------------------------------------------------------------
+
+    def plain_colours(self) -> tuple[list[QColor], dict[int, int]]:
+        """The colours of boxes too small for a border, and for each node not in the first
+        colour, the index of its colour (worked out once per highlight)."""
+        if self._plain is None:
+            special = self._ancestors | self._descendants | self._uses
+            special.update(i for i in (self._hovered, self.selected_index) if i is not None)
+            colours, keys, known = [self.plain_colour(-1)], {}, {}
+            for i in special:
+                colour = self.plain_colour(i)
+                keys[i] = known.setdefault(colour.rgba(), len(colours))
+                if keys[i] == len(colours):
+                    colours.append(colour)
+            self._plain = (colours, keys)
+        return self._plain
+
+    def plain_colour(self, index: int) -> QColor:
+        """Node `index`'s colour as a box too small for a border: its border's colour, or its
+        highlight's fill."""
+        if index == self.selected_index:
+            return SELECTED_BORDER
+        fill, border, _ = self.node_colours(index)
+        return border if fill == NODE_FILL else fill
 
     def node_colours(self, index: int) -> tuple[QColor, QColor, QColor]:
         """Fill, border and text colour of node `index` under the current highlight."""
@@ -379,6 +473,7 @@ class DagView(QGraphicsView):
         """Recompute what is highlighted from the session: a hovered node wins over buffers."""
         graph = self.session.graph
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
+        self._plain = None
         if graph is None or self._drawn is None:
             return
         node = self.session.hovered_node
@@ -491,7 +586,13 @@ class DagView(QGraphicsView):
         self.centerOn(self.node_position(name))
 
     def _zoom_changed(self) -> None:
-        """Level of detail that depends on the zoom: faint, thin edges on big zoomed-out graphs."""
+        """Level of detail that depends on the zoom: boxes drawn by band once they are too small
+        for labels, and faint, thin edges on big zoomed-out graphs."""
+        banded = self.transform().m11() * NODE_HEIGHT < SHAPE_MIN_PIXELS
+        if banded != self.boxes_banded:
+            self.boxes_banded = banded
+            for item in self._items:
+                item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, banded)
         crowded = len(self._edge_paths) > THIN_EDGES and self.transform().m11() < THIN_SCALE
         self._base_edges.set_thin(crowded)
         for layer in (self._ancestor_edges, self._descendant_edges):
