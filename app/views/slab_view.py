@@ -129,10 +129,6 @@ class SlabView(QWidget):
         self.view_box.on_fit = self.fit
         self.view_box.sigXRangeChanged.connect(self._fit_lanes_in_view)
         self.view_box.sigYRangeChanged.connect(self._lanes_moved)
-        self._follow_lanes = True  # until the user zooms or pans the lanes themselves
-        # Whether the user zoomed or panned the bytes since the last fit: then a new plan keeps
-        # the view and the fit button says the slab may reach beyond it.
-        self.zoomed = False
         self.view_box.sigRangeChangedManually.connect(self._zoomed_by_user)
         self.section = None      # the SlabSection of the plan on show, in one-step mode
         self.section_step = 0    # the step shown in one-step mode
@@ -373,15 +369,14 @@ class SlabView(QWidget):
                 else:
                     start[1, i] = 0.0
             self.tween.run(start, self._target)
-        if not self.zoomed:
-            self.fit()  # every new plan is shown whole, bigger or smaller than the last
+        self._show_zoom()  # every new plan is shown whole, unless the user zoomed
         self._refresh_emphasis()
         self._describe_hovered()
 
     def fit(self) -> None:
         """Show the whole slab from byte 0, its lanes filling the height (and following the
         bytes in view); a new plan refits until the user zooms again."""
-        self.zoomed = False
+        self.session.view.zoom = None
         self.fit_button.hide()
         plan = self.session.plan if self._order else None
         end = float(plan.slab_bytes) if plan is not None else 1.0
@@ -398,17 +393,54 @@ class SlabView(QWidget):
         self._follow_lanes = True
         self._fit_lanes_in_view()
 
+    # Zoom and lane following live in the session's view settings, so that a session file
+    # keeps them and an export can set them.
+
+    @property
+    def zoomed(self) -> bool:
+        """Whether the user zoomed or panned the bytes since the last fit: then a new plan keeps
+        the view and the fit button says the slab may reach beyond it."""
+        return self.session.view.zoom is not None
+
+    @property
+    def _follow_lanes(self) -> bool:
+        # True until the user zooms or pans the lanes themselves.
+        return self.session.view.follow_lanes
+
+    @_follow_lanes.setter
+    def _follow_lanes(self, follow: bool) -> None:
+        self.session.view.follow_lanes = follow
+
+    def _show_zoom(self) -> None:
+        """Fit the slab, or show the bytes the view settings were zoomed to."""
+        zoom = self.session.view.zoom
+        if zoom is None:
+            self.fit()
+            return
+        self._fitting = True
+        try:
+            self.view_box.disableAutoRange()
+            self.view_box.setXRange(*zoom, padding=0)
+        finally:
+            self._fitting = False
+        self.fit_button.setVisible(not self._exporting)
+        self._fit_lanes_in_view()
+
     def _zoomed_by_user(self, *_) -> None:
         if self._fitting:
             return
-        self.zoomed = True
+        self.session.view.zoom = self._bytes_in_view()
         self.fit_button.setVisible(not self._exporting)
 
+    def _bytes_in_view(self) -> tuple[float, float]:
+        (first, last), _ = self.view_box.viewRange()
+        return float(first), float(last)
+
     def showEvent(self, event) -> None:
-        """A bar shown again after a plan arrived while it was hidden shows that plan whole."""
+        """A bar shown again after a plan arrived while it was hidden shows that plan whole
+        (or as zoomed)."""
         super().showEvent(event)
-        if not self.zoomed:
-            self.fit()
+        self._show_zoom()
 
     def _lanes_moved(self, *_) -> None:
         if not self._fitting:
@@ -417,6 +449,8 @@ class SlabView(QWidget):
     def _fit_lanes_in_view(self, *_) -> None:
         """Lane height follows what is in view: the lanes of the boxes within the visible bytes
         fill the plot's height."""
+        if self.zoomed and not self._fitting:  # a pan or zoom by the user: keep where it went
+            self.session.view.zoom = self._bytes_in_view()
         if not self._lanes.size or not self._follow_lanes:
             return
         (x0, x1), _ = self.view_box.viewRange()
