@@ -9,7 +9,8 @@ from dataclasses import dataclass
 ADDRESSES = ("planned", "pytorch")
 SLAB_VIEWS = ("lanes", "step")
 TABS = ("slab", "lifetime", "timeline")
-VIEW_KEYS = ("addresses", "slab", "tab", "zoom", "follow_lanes")
+COLOURINGS = ("kind", "frame")
+VIEW_KEYS = ("addresses", "slab", "tab", "zoom", "follow_lanes", "colours")
 
 
 @dataclass
@@ -19,19 +20,21 @@ class ViewSettings:
     size). `tab`: the bottom panel brought forward when the window opens. `zoom`: the bytes
     the slab bar shows, `(first, last)`, once the user zoomed (None: the whole slab, refitted
     on every plan). `follow_lanes`: whether the bar's lanes fill its height as the bytes in
-    view change (False once the user zoomed or panned the lanes themselves)."""
+    view change (False once the user zoomed or panned the lanes themselves). `colours`: buffers
+    coloured by "kind" (a snapshot's categories) or, for a snapshot, by first user "frame"."""
 
     addresses: str = "planned"
     slab: str | None = None
     tab: str = "slab"
     zoom: tuple[float, float] | None = None
     follow_lanes: bool = True
+    colours: str = "kind"
 
     def to_json(self) -> dict:
         """The settings as a session file stores them."""
         return {"addresses": self.addresses, "slab": self.slab, "tab": self.tab,
                 "zoom": list(self.zoom) if self.zoom is not None else None,
-                "follow_lanes": self.follow_lanes}
+                "follow_lanes": self.follow_lanes, "colours": self.colours}
 
 
 def view_settings_from(data) -> ViewSettings:
@@ -43,7 +46,8 @@ def view_settings_from(data) -> ViewSettings:
         if key not in VIEW_KEYS:
             raise ValueError(f"'view' has an unknown key {_shown(key)}; known: {', '.join(VIEW_KEYS)}")
     settings = ViewSettings()
-    for key, known in (("addresses", ADDRESSES), ("slab", SLAB_VIEWS + (None,)), ("tab", TABS)):
+    for key, known in (("addresses", ADDRESSES), ("slab", SLAB_VIEWS + (None,)), ("tab", TABS),
+                       ("colours", COLOURINGS)):
         value = data.get(key, getattr(settings, key))
         if not (value is None or isinstance(value, str)) or value not in known:
             raise ValueError(f"view {key!r} must be one of "

@@ -10,7 +10,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from slabscope.app.views.buffer_details import describe_buffer
-from slabscope.app.views.buffer_emphasis import buffer_fills, pointer_emphasis
+from slabscope.app.views.buffer_colours import ColourChoice, fills_for
+from slabscope.app.views.buffer_emphasis import pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
 from slabscope.app.views.kind_legend import KindLegend
@@ -71,6 +72,7 @@ class LifetimeView(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.legend = KindLegend()
+        self.colouring = ColourChoice(session, self.legend, self._recolour)
         self.details = DetailLine(HOVER_HINT)
 
         self.outline_legend = OutlineLegend()
@@ -123,6 +125,8 @@ class LifetimeView(QWidget):
         self._packed: dict[str, int] = {}
         row = QHBoxLayout()
         row.addWidget(self.legend, 1)
+        row.addWidget(self.colouring.frame_legend, 1)
+        row.addWidget(self.colouring.combo)
         row.addWidget(self.placement_choice)
         layout.addLayout(row)
         layout.addWidget(self.plot_widget, 1)
@@ -175,9 +179,10 @@ class LifetimeView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._fills = buffer_fills(graph) if graph is not None else []
+        self._fills = fills_for(self.session) if graph is not None else []
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
+        self.colouring.sync()
         trace = getattr(graph, "allocator", None)
         self._packed = packed_addresses(trace) if trace is not None else {}
         self.placement_choice.blockSignals(True)
@@ -235,6 +240,17 @@ class LifetimeView(QWidget):
         self._mark_lower_bound(plan, pytorch)
         self._label_marks()
         self._pointer_changed()
+
+    def _recolour(self) -> None:
+        """Colour the boxes by the session's colouring (by kind or by frame)."""
+        self._fills = fills_for(self.session) if self.session.graph is not None else []
+        self._redraw()
+
+    def showEvent(self, event) -> None:
+        """A map shown again follows a colouring chosen in the slab bar meanwhile."""
+        super().showEvent(event)
+        if self.colouring.sync():
+            self._recolour()
 
     def _placement_chosen(self, *_) -> None:
         """The user picked where to draw the blocks: remember it in the session's view settings."""
@@ -355,6 +371,8 @@ class LifetimeView(QWidget):
         self.details.hide()
         self.outline_legend.hide()
         self.placement_choice.hide()  # the axis title says which placement is drawn
+        self.colouring.exporting = True
+        self.colouring.combo.hide()  # the legend says how the boxes are coloured
         self._pointer_changed()
 
     def leave_export(self) -> None:
@@ -363,6 +381,8 @@ class LifetimeView(QWidget):
         self.details.show()
         self.outline_legend.show()
         self.placement_choice.setVisible(bool(self._packed))
+        self.colouring.exporting = False
+        self.colouring.sync()
         self._pointer_changed()
 
     def eventFilter(self, watched, event) -> bool:

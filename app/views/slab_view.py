@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSli
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
 from slabscope.app.views.buffer_details import describe_buffer
+from slabscope.app.views.buffer_colours import ColourChoice, fills_for
 from slabscope.app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
@@ -108,6 +109,7 @@ class SlabView(QWidget):
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.legend = KindLegend()
+        self.colouring = ColourChoice(session, self.legend, self._recolour)
         self.narration_label = QLabel()
         bold = QFont(self.narration_label.font())
         bold.setBold(True)
@@ -195,7 +197,9 @@ class SlabView(QWidget):
         self.fit_button.hide()
         top.addWidget(self.fit_button)
         top.addWidget(self.legend)
+        top.addWidget(self.colouring.combo)
         layout.addLayout(top)
+        layout.addWidget(self.colouring.frame_legend)
         self.mode_choice = QComboBox()
         self.mode_choice.addItems([ALL_LANES, ONE_STEP])
         self.mode_choice.setToolTip(f"{LANES_TIP}\n{STEP_TIP}")
@@ -345,6 +349,7 @@ class SlabView(QWidget):
         self.details.setText(HOVER_HINT)
         if graph is not None:
             self.legend.set_kinds(b.kind for b in graph.buffers)
+        self.colouring.sync()
         if self.session.plan is None and self._order:
             self._plan_changed(None, None)  # no box of the old graph stays while the new one plans
         elif graph is not None and self.session.plan is None:
@@ -438,9 +443,17 @@ class SlabView(QWidget):
 
     def showEvent(self, event) -> None:
         """A bar shown again after a plan arrived while it was hidden shows that plan whole
-        (or as zoomed)."""
+        (or as zoomed), coloured as chosen meanwhile in the lifetime map."""
         super().showEvent(event)
+        if self.colouring.sync():
+            self._recolour()
         self._show_zoom()
+
+    def _recolour(self) -> None:
+        """Colour the boxes by the session's colouring (by kind or by frame)."""
+        self.tween.finish()
+        self._layout_plan(self.session.plan)
+        self._refresh_emphasis()
 
     def _lanes_moved(self, *_) -> None:
         if not self._fitting:
@@ -479,7 +492,7 @@ class SlabView(QWidget):
         layout = slab_layout(graph, plan)
         self._order, self._position = layout.order, layout.position
         self._target = self._layout_target = layout.target
-        fills = buffer_fills(graph)
+        fills = fills_for(self.session)
         self.layer.set_rects(self._order, *self._target, [fills[i] for i in layout.rows])
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
@@ -747,6 +760,8 @@ class SlabView(QWidget):
         for widget in (self.controls, self.narration_label, self.details, self.outline_legend,
                        self.fit_button):
             widget.hide()
+        self.colouring.exporting = True
+        self.colouring.combo.hide()  # the legend says how the boxes are coloured
         self._refresh_emphasis()
 
     def leave_export(self) -> None:
@@ -755,6 +770,8 @@ class SlabView(QWidget):
         for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
             widget.show()
         self.fit_button.setVisible(self.zoomed)
+        self.colouring.exporting = False
+        self.colouring.sync()
         self._refresh_emphasis()
 
     def hideEvent(self, event) -> None:
