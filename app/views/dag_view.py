@@ -38,7 +38,7 @@ TEXT_COLOR = QColor("#1D2330")
 SELECTED_BORDER = QColor("#111111")
 CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
 BACKGROUND = QColor("#FFFFFF")
-LEGEND_ROOM = 26              # pixels at the top a fitted graph leaves to the colour key
+LEGEND_MARGIN = 10            # pixels between the colour key and the view's edges
 LEGEND = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered node or buffer uses"),
           (palette.DESCENDANT, "descendants"))
 
@@ -522,16 +522,29 @@ class DagView(QGraphicsView):
             painter.restore()
             return
         painter.setFont(self.label_font)
-        metrics = painter.fontMetrics()
-        x, y = 10, 10
-        for colour, text in LEGEND:
+        ascent = painter.fontMetrics().ascent()
+        for x, y, colour, text in self.legend_layout()[0]:
             painter.setPen(QPen(colour.darker(130), 1))
             painter.setBrush(colour)
             painter.drawRect(x, y + 2, 10, 10)
             painter.setPen(TEXT_COLOR)
-            painter.drawText(x + 14, y + metrics.ascent(), text)
-            x += 14 + metrics.horizontalAdvance(text) + 14
+            painter.drawText(x + 14, y + ascent, text)
         painter.restore()
+
+    def legend_layout(self) -> tuple[list[tuple[int, int, QColor, str]], int]:
+        """Where each entry of the colour key goes, `(x, y, colour, text)` with its swatch at
+        `x`, wrapped onto more rows when the view is too narrow for one, and the pixels the key
+        takes from the top of the view."""
+        metrics = QFontMetrics(self.label_font)
+        width, row = self.viewport().width(), max(metrics.height(), 12) + 2
+        x, y, entries = LEGEND_MARGIN, LEGEND_MARGIN, []
+        for colour, text in LEGEND:
+            advance = 14 + metrics.horizontalAdvance(text)
+            if x > LEGEND_MARGIN and x + advance > width - LEGEND_MARGIN:
+                x, y = LEGEND_MARGIN, y + row
+            entries.append((x, y, colour, text))
+            x += advance + 14
+        return entries, y + row + LEGEND_MARGIN // 2
 
     # --- navigation ----------------------------------------------------------------------
 
@@ -543,7 +556,7 @@ class DagView(QGraphicsView):
         self.resetTransform()
         view = self.viewport().rect()
         # The colour key sits over the top strip: the graph fits below it.
-        room = 0 if self._exporting else min(LEGEND_ROOM, view.height() // 4)
+        room = 0 if self._exporting else min(self.legend_layout()[1], view.height() // 4)
         scale = min(view.width() / rect.width(), (view.height() - room) / rect.height(),
                     MAX_FIT_SCALE)
         self.scale(scale, scale)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSli
 
 from slabscope.app.views.buffer_details import describe_buffer
 from slabscope.app.views.buffer_colours import ColourChoice, fills_for
+from slabscope.app.views.rich_text import ITEM_GAP, summary_line, unbroken
 from slabscope.app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
@@ -510,16 +511,17 @@ class SlabView(QWidget):
         self.slab_end.setValue(plan.slab_bytes)
         self._end_text = f"slab end {format_bytes(plan.slab_bytes)}"
         self.slab_end.show()
-        gap_text = self._mark_bound(plan)
+        bound_items = self._mark_bound(plan)
         self._label_lines()
         saved = plan.saved_bytes
         share = saved / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
-        self._plan_text = (
-            f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}){gap_text} "
-            f"&nbsp; <b>without reuse</b> {plan.no_reuse_bytes:,} B &nbsp; "
-            f"<b>saved</b> {saved:,} B ({share:.1%}) &nbsp; "
-            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers")
-        self._lane_text = f", {lane_count:,} lanes (buffers reusing bytes stack upward)"
+        self._plan_text = summary_line([
+            f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})", *bound_items,
+            f"<b>without reuse</b> {plan.no_reuse_bytes:,} B",
+            f"<b>saved</b> {saved:,} B ({share:.1%})",
+            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers"])
+        self._lane_text = ITEM_GAP + unbroken(
+            f"{lane_count:,} lanes (buffers reusing bytes stack upward)")
         self.section = slab_section(graph, plan) if self.mode_choice.currentText() == ONE_STEP \
             else None
         if self.section is not None:
@@ -549,13 +551,13 @@ class SlabView(QWidget):
         for line in (self.slab_end, self.bound_line):
             line.label.valueChanged()  # a label only refreshes itself while visible
 
-    def _mark_bound(self, plan) -> str:
-        """Draw the lower bound and the gap from it to the slab's end; their words for the summary."""
+    def _mark_bound(self, plan) -> list[str]:
+        """Draw the lower bound and the gap from it to the slab's end; their summary items."""
         bound = self.session.lower_bound()
         if bound is None:
             self.bound_line.hide()
             self.gap_band.hide()
-            return ""
+            return []
         gap = plan.slab_bytes - bound.bytes
         share = gap / bound.bytes if bound.bytes else 0.0
         self.bound_line.setValue(bound.bytes)
@@ -564,9 +566,9 @@ class SlabView(QWidget):
         self.bound_line.show()
         self.gap_band.setRegion((bound.bytes, plan.slab_bytes))
         self.gap_band.setVisible(gap > 0)
-        return (f" &nbsp; <b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> "
-                f"{format_bytes(bound.bytes)} &nbsp; <b>gap</b> {format_bytes(gap)} "
-                f"({share:.1%} above the bound)")
+        return [f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> "
+                f"{format_bytes(bound.bytes)}",
+                f"<b>gap</b> {format_bytes(gap)} ({share:.1%} above the bound)"]
 
     # --- one step ------------------------------------------------------------------------
 
@@ -605,10 +607,10 @@ class SlabView(QWidget):
         at_peak = " (the peak step)" if step == section.peak_step else \
             f" (peak at step {section.peak_step:,})"
         self.plot_widget.getPlotItem().setLabel("left", f"live at {step:,}")
-        self.summary.setText(
-            f"{self._plan_text}<br><b>{section.step_name} {step:,}</b>{at_peak}: "
+        self.summary.setText(self._plan_text + "<br>" + summary_line([
+            f"<b>{section.step_name} {step:,}</b>{at_peak}:",
             f"{int(live.sum()):,} buffers live, {format_bytes(section.live_bytes[step])} of "
-            f"{format_bytes(self.session.plan.slab_bytes)}")
+            f"{format_bytes(self.session.plan.slab_bytes)}"], gap=" "))
 
     def _error_text(self) -> str:
         if self.session.plan_error:
