@@ -22,7 +22,7 @@ class NodeGroups:
 
     group_of: tuple[int, ...]
     labels: tuple[str, ...]
-    how: str  # "namespace" or "chain"
+    how: str  # "namespace" or "chain" (the window's folding adds "run": dag_folding)
 
 
 def _namespace_groups(graph: Graph, limit: int) -> NodeGroups | None:

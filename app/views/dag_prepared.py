@@ -72,7 +72,9 @@ def skips_chain(graph: Graph) -> bool:
     return graph_is_time_chain(graph) and len(graph.nodes) > MAX_CHAIN_NODES
 
 
-def _prepare(graph: Graph) -> PreparedDag | None:
+def prepare_dag(graph: Graph) -> PreparedDag | None:
+    """`graph`'s box widths, layout and buffer names per node, computed now (uncached); None
+    for a chain that is not drawn."""
     if skips_chain(graph):
         return None
     label, op = label_fonts()
@@ -91,7 +93,7 @@ def _prepare(graph: Graph) -> PreparedDag | None:
 
 
 # None for a chain that is not drawn.
-prepared_dag = IdentityCache(_prepare, size=2)
+prepared_dag = IdentityCache(prepare_dag, size=2)
 
 
 class DrawingPreparer:

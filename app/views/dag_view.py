@@ -8,18 +8,20 @@ colours that buffer's uses here.
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene,
-                               QGraphicsView)
+                               QGraphicsView, QMenu)
 
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.views import palette
 from slabscope.app.views.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
+from slabscope.app.views.dag_folding import Folding, fold, toggled
 from slabscope.app.views.dag_minimap import DagMinimap
 from slabscope.app.views.dag_prepared import (DEFAULT_ASPECT, DrawingPreparer, elide as _elide,
-                                              label_fonts, prepared_dag)
+                                              label_fonts, prepare_dag, prepared_dag)
 
 TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
@@ -103,11 +105,10 @@ class NodeItem(QGraphicsRectItem):
     def hoverEnterEvent(self, event) -> None:
         if not self.toolTip():  # written when first needed: 10,000 of them cost a stall up front
             self.setToolTip(self.view.tooltip(self.index))
-        self.view.session.hover_node(self.name)
+        self.view.hover_item(self, True)
 
     def hoverLeaveEvent(self, event) -> None:
-        if self.view.session.hovered_node == self.name:
-            self.view.session.hover_node(None)
+        self.view.hover_item(self, False)
 
 
 class NodeBand(QGraphicsItem):
@@ -269,6 +270,11 @@ class DagView(QGraphicsView):
         self._bands: list[NodeBand] = []
         self.boxes_banded = False    # boxes too small for labels: drawn by band, not by node
         self._plain: tuple[list[QColor], dict[int, int]] | None = None  # see plain_colours
+        # Folded into groups (None: every node drawn); a hovered group is this view's alone,
+        # since the session's hover names real nodes.
+        self._folding: Folding | None = None
+        self._folded_prepared = None   # (folding, its PreparedDag), laid out here: it is small
+        self._hovered_group: int | None = None
         self._ancestors: set[int] = set()
         self._descendants: set[int] = set()
         self._uses: set[int] = set()
@@ -299,16 +305,36 @@ class DagView(QGraphicsView):
     # --- queries for tests and other code --------------------------------------------------
 
     def highlighted_ancestors(self) -> set[str]:
-        """Names of the nodes drawn as ancestors of the hovered node."""
-        return {self.session.graph.nodes[i].name for i in self._ancestors}
+        """Names of the nodes (or groups) drawn as ancestors of the hovered node."""
+        return {self.shown_graph().nodes[i].name for i in self._ancestors}
 
     def highlighted_descendants(self) -> set[str]:
-        """Names of the nodes drawn as descendants of the hovered node."""
-        return {self.session.graph.nodes[i].name for i in self._descendants}
+        """Names of the nodes (or groups) drawn as descendants of the hovered node."""
+        return {self.shown_graph().nodes[i].name for i in self._descendants}
 
     def highlighted_uses(self) -> set[str]:
-        """Names of the nodes drawn as uses of the hovered or selected buffer."""
-        return {self.session.graph.nodes[i].name for i in self._uses}
+        """Names of the nodes (or groups) drawn as uses of the hovered or selected buffer."""
+        return {self.shown_graph().nodes[i].name for i in self._uses}
+
+    def shown_graph(self):
+        """The graph drawn: the session's, or its folded form."""
+        return self._folding.graph if self._folding is not None else self.session.graph
+
+    @property
+    def folding(self) -> Folding | None:
+        """The groups drawn folded and opened, or None when every node is drawn."""
+        return self._folding
+
+    def _drawn_index(self, name: str | None) -> int | None:
+        """The drawn node showing node (or group) `name`: a folded node's group."""
+        shown, graph = self.shown_graph(), self.session.graph
+        if name is None or shown is None:
+            return None
+        if name in shown.node_index:
+            return shown.node_index[name]
+        if self._folding is not None and name in graph.node_index:
+            return self._folding.drawn_of[graph.node_index[name]]
+        return None
 
     @property
     def building(self) -> bool:
@@ -320,8 +346,10 @@ class DagView(QGraphicsView):
         self.session.hover_node(name)
 
     def node_position(self, name: str) -> QPointF:
-        """The scene position of node `name`'s centre."""
-        i = self.session.graph.node_index[name]
+        """The scene position of node `name`'s centre (of its group's, when that is folded)."""
+        i = self._drawn_index(name)
+        if i is None:
+            raise KeyError(name)
         return QPointF(self._drawn.x[i], self._drawn.y[i])
 
     # --- building ------------------------------------------------------------------------
@@ -339,17 +367,20 @@ class DagView(QGraphicsView):
             scene.removeItem(item)
         self._items, self._bands, self._edge_paths, self._drawn, self._pending = [], [], (), None, 0
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
-        graph = self.session.graph
-        node = self.session.selection_model.node
-        self.selected_index = graph.node_index.get(node) if graph is not None and node else None
+        self._hovered_group = None
+        if self._folding is not None and self._folding.source is not self.session.graph:
+            # A new graph is folded too, every group closed (a chain of time steps is not drawn).
+            new = self.session.graph
+            self._folding = fold(new) if new is not None and prepared_dag(new) is not None else None
+        graph = self.shown_graph()
+        self.selected_index = self._drawn_index(self.session.selection_model.node)
         self.skipped_chain = False
         if graph is None:
             scene.setSceneRect(QRectF())
             self._base_edges.show_bands({})
             self.minimap.rebuild(None)
             return
-        # Prepared by the loading worker; computed here only for a graph set without loading.
-        prepared = prepared_dag(graph)
+        prepared = self._prepared()
         self.skipped_chain = prepared is None
         if self.skipped_chain:
             # Tens of thousands of time steps in a line say nothing (the central panel shows
@@ -361,7 +392,9 @@ class DagView(QGraphicsView):
             return
         # A deep, narrow graph is wrapped into columns so that Fit shows its shape, not a line.
         drawn = prepared.drawing(prepared.columns_for(self._aspect()))
-        self._drawn, self._widths, self._node_buffers = drawn, prepared.widths, prepared.uses
+        self._drawn, self._widths = drawn, prepared.widths
+        real = prepared_dag(self.session.graph) if self._folding is not None else prepared
+        self._node_buffers = real.uses
         self._edge_paths = drawn.edges
         self._base_edges.show_bands(drawn.bands)
         self._ancestor_edges.show([])
@@ -379,13 +412,22 @@ class DagView(QGraphicsView):
             self._build_timer.start()
         self._refresh_highlight()
 
+    def _prepared(self):
+        """The drawn graph's widths and layout: the loading worker's for the session's graph
+        (computed here only for a graph set without loading); made here for a folded one."""
+        if self._folding is None:
+            return prepared_dag(self.session.graph)
+        if self._folded_prepared is None or self._folded_prepared[0] is not self._folding:
+            self._folded_prepared = (self._folding, prepare_dag(self._folding.graph))
+        return self._folded_prepared[1]
+
     def _aspect(self) -> float:
         view = self.viewport().size()
         return view.width() / view.height() if view.height() > 50 else DEFAULT_ASPECT
 
     def _add_nodes(self, count: int) -> None:
         """Add the next `count` node items (fewer at the end)."""
-        graph, drawn, scene = self.session.graph, self._drawn, self.scene()
+        graph, drawn, scene = self.shown_graph(), self._drawn, self.scene()
         stop = min(self._pending + count, len(graph.nodes))
         for i in range(self._pending, stop):
             node = graph.nodes[i]
@@ -398,7 +440,7 @@ class DagView(QGraphicsView):
     def _add_slice(self) -> None:
         """One timer tick's share of a large graph's node items."""
         start = time.perf_counter()
-        total = len(self.session.graph.nodes) if self.session.graph is not None else 0
+        total = len(self.shown_graph().nodes) if self.shown_graph() is not None else 0
         while self._pending < total and time.perf_counter() - start < SLICE_SECONDS:
             self._add_nodes(SLICE_NODES)
         if self._pending >= total:
@@ -409,10 +451,18 @@ class DagView(QGraphicsView):
         """Add every node item not added yet, now (a picture must show the whole graph)."""
         if self.building:
             self._build_timer.stop()
-            self._add_nodes(len(self.session.graph.nodes))
+            self._add_nodes(len(self.shown_graph().nodes))
 
     def tooltip(self, index: int) -> str:
-        """Node `index`'s name, op and the buffers it uses."""
+        """Drawn node `index`'s name, op and the buffers it uses (a group's size and ops)."""
+        folding = self._folding
+        if folding is not None and folding.is_group(index):
+            ops = Counter(self.session.graph.nodes[v].op or "?" for v in folding.members[index])
+            shown = ", ".join(f"{op} ×{n}" for op, n in ops.most_common(6))
+            return (f"{folding.graph.nodes[index].name}: a group of {len(folding.members[index]):,} "
+                    f"nodes ({shown}{', …' if len(ops) > 6 else ''})\ndouble-click to open it")
+        if folding is not None:
+            index = folding.members[index][0]
         node = self.session.graph.nodes[index]
         buffers = self._node_buffers[index]
         shown = ", ".join(buffers[:12]) + (f" and {len(buffers) - 12} more" if len(buffers) > 12 else "")
@@ -471,25 +521,27 @@ class DagView(QGraphicsView):
 
     def _refresh_highlight(self, *_):
         """Recompute what is highlighted from the session: a hovered node wins over buffers."""
-        graph = self.session.graph
+        graph, shown = self.session.graph, self.shown_graph()
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         self._plain = None
         if graph is None or self._drawn is None:
             return
-        node = self.session.hovered_node
-        if node is not None and node in graph.node_index:
-            i = graph.node_index[node]
+        i = self._hovered_group if self._hovered_group is not None else \
+            self._drawn_index(self.session.hovered_node)
+        if i is not None:
             self._hovered = i
             # A walk from the node, not the graph's closure: that is quadratic in memory, and
             # a 200k-node graph cannot hold it.
-            self._ancestors = _reached(self._predecessors(graph), i)
-            self._descendants = _reached(graph.successors, i)
+            self._ancestors = _reached(self._predecessors(shown), i)
+            self._descendants = _reached(shown.successors, i)
         else:
             names = ([self.session.hovered_buffer] if self.session.hovered_buffer
                      else list(self.session.selection))
             for name in names:
                 if name in graph.buffer_index:
                     self._uses.update(graph.use_indices[graph.buffer_index[name]])
+            if self._folding is not None:
+                self._uses = {self._folding.drawn_of[u] for u in self._uses}
         self._draw_highlight_edges()
         self.scene().update()
 
@@ -586,7 +638,7 @@ class DagView(QGraphicsView):
     def centre_on_node(self, name: str) -> None:
         """Bring node `name` to the middle of the view, zooming in until its label is legible,
         unless it is in view already."""
-        if self.session.graph is None or name not in self.session.graph.node_index:
+        if self._drawn is None or self._drawn_index(name) is None:
             return
         shown = self.mapToScene(self.viewport().rect()).boundingRect()
         if shown.contains(self.node_position(name)):
@@ -629,6 +681,8 @@ class DagView(QGraphicsView):
             self.zoom(1 / ZOOM_STEP)
         elif key == Qt.Key.Key_0:
             self.fit()
+        elif key == Qt.Key.Key_G:
+            self.set_folded(self._folding is None)
         else:
             super().keyPressEvent(event)  # arrows and page keys scroll
 
@@ -641,9 +695,65 @@ class DagView(QGraphicsView):
         self.minimap.refresh()
 
     def _node_selected(self, name) -> None:
-        graph = self.session.graph
-        self.selected_index = graph.node_index.get(name) if graph is not None and name else None
+        self.selected_index = self._drawn_index(name)
         self._refresh_highlight()
+
+    # --- folding -------------------------------------------------------------------------
+
+    def set_folded(self, folded: bool) -> None:
+        """Draw the graph folded into groups (by namespace, else by chain), every group closed,
+        or draw every node again."""
+        graph = self.session.graph
+        if graph is None or (prepared_dag(graph) is None and folded):
+            return  # a chain of time steps is not drawn at all
+        if folded == (self._folding is not None):
+            return
+        self._folding = fold(graph) if folded else None
+        self.rebuild()
+
+    def toggle_group(self, drawn: int) -> None:
+        """Open the folded group drawn as node `drawn`, or close the group node `drawn` is in."""
+        if self._folding is None:
+            return
+        self._folding = toggled(self._folding, drawn)
+        self.rebuild()
+
+    def hover_item(self, item: NodeItem, entered: bool) -> None:
+        """The pointer entered or left `item`: a node is hovered in the session, a folded group
+        here only (the session's hover names real nodes)."""
+        if self._folding is not None and self._folding.is_group(item.index):
+            self._hovered_group = item.index if entered else None
+            if self.session.hovered_node is not None:
+                self.session.hover_node(None)
+            self._refresh_highlight()
+        elif entered:
+            self.session.hover_node(item.name)
+        elif self.session.hovered_node == item.name:
+            self.session.hover_node(None)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        item = self.itemAt(event.position().toPoint())
+        if isinstance(item, NodeItem) and self._folding is not None:
+            self.toggle_group(item.index)
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def contextMenuEvent(self, event) -> None:
+        if self.session.graph is None or self.skipped_chain:
+            return
+        menu = QMenu(self)
+        if self._folding is None:
+            menu.addAction("Fold into groups  (G)", lambda: self.set_folded(True))
+        else:
+            menu.addAction("Draw every node  (G)", lambda: self.set_folded(False))
+            item = self.itemAt(event.pos())
+            if isinstance(item, NodeItem):
+                toggle = lambda i=item.index: self.toggle_group(i)  # noqa: E731
+                if self._folding.is_group(item.index):
+                    menu.addAction("Open this group  (double-click)", toggle)
+                elif self._folding.group_of_drawn[item.index] in self._folding.opened:
+                    menu.addAction("Close its group  (double-click)", toggle)
+        menu.exec(event.globalPos())
 
     def reveal(self, kind: str, name: str) -> None:
         """Bring node `name`, or the first node using buffer `name`, into the middle of the view."""
@@ -668,6 +778,8 @@ class DagView(QGraphicsView):
             return  # a drag that panned, not a click
         item = self.itemAt(event.position().toPoint())
         name = item.name if isinstance(item, NodeItem) else None
+        if name is not None and self._folding is not None and self._folding.is_group(item.index):
+            return  # a group is no node to select: double-click opens it
         if name is not None:
             self.session.selection_model.reveal("node", name)
         else:
