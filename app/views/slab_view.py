@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSli
 
 from slabscope.app.views.buffer_details import describe_buffer
 from slabscope.app.views.buffer_colours import ColourChoice, fills_for
-from slabscope.app.views.rich_text import ITEM_GAP, summary_line, unbroken
+from slabscope.app.views.rich_text import ITEM_GAP, summary_line
 from slabscope.app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
@@ -36,6 +36,7 @@ MANY_LANES = 24             # beyond this the lane axis zooms too
 LABEL_HEADROOM = 0.35       # of a lane, above the top one
 FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and label show
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
+SUMMARY_MIN_WIDTH = 120      # pixels the summary keeps beside the legend in a narrow bar
 SECTION_LANES = 200         # past this many lanes (slivers at any dock height) it opens at one step
 LABEL_FILL = pg.mkBrush(255, 255, 255, 210)  # line labels stay readable over boxes
 ALL_LANES, ONE_STEP = "all buffers, in lanes", "live at one step"
@@ -109,6 +110,8 @@ class SlabView(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Its items never break inside, but a narrow bar may still squeeze it (clipping one).
+        self.summary.setMinimumWidth(SUMMARY_MIN_WIDTH)
         self.legend = KindLegend()
         self.colouring = ColourChoice(session, self.legend, self._recolour)
         self.narration_label = QLabel()
@@ -515,13 +518,14 @@ class SlabView(QWidget):
         self._label_lines()
         saved = plan.saved_bytes
         share = saved / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
+        # Figures stay with their labels; the plain words after them may wrap anywhere, so the
+        # bar can still be narrow.
         self._plan_text = summary_line([
             f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})", *bound_items,
             f"<b>without reuse</b> {plan.no_reuse_bytes:,} B",
-            f"<b>saved</b> {saved:,} B ({share:.1%})",
-            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers"])
-        self._lane_text = ITEM_GAP + unbroken(
-            f"{lane_count:,} lanes (buffers reusing bytes stack upward)")
+            f"<b>saved</b> {saved:,} B ({share:.1%})"]) + ITEM_GAP + \
+            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers"
+        self._lane_text = f", {lane_count:,} lanes (buffers reusing bytes stack upward)"
         self.section = slab_section(graph, plan) if self.mode_choice.currentText() == ONE_STEP \
             else None
         if self.section is not None:
