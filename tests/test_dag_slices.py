@@ -82,3 +82,15 @@ def test_the_loading_worker_draws_the_graph_for_the_views_shape(qtbot, tmp_path,
     assert not view.minimap._pixmap.isNull()
     centre = view.node_position(window.session.graph.nodes[0].name)
     assert isinstance(centre, QPointF) and view.sceneRect().contains(centre)
+
+
+def test_boxes_drawn_by_band_take_each_nodes_own_colour(qtbot):
+    view, graph = _large_view(qtbot)
+    qtbot.waitUntil(lambda: not view.building, timeout=20000)
+    assert view.boxes_banded  # a fitted graph this large has boxes too small for labels
+    view.session.selection_model.select_node(graph.nodes[7].name)
+    view.simulate_hover(graph.nodes[len(graph.nodes) // 2].name)
+    colours, keys = view.plain_colours()
+    assert len(colours) > 3
+    for i in range(len(graph.nodes)):
+        assert colours[keys.get(i, 0)].rgba() == view.plain_colour(i).rgba()

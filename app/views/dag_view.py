@@ -473,15 +473,18 @@ class DagView(QGraphicsView):
 
     def plain_colours(self) -> tuple[list[QColor], dict[int, int]]:
         """The colours of boxes too small for a border, and for each node not in the first
-        colour, the index of its colour (worked out once per highlight)."""
+        colour, the index of its colour (worked out once per highlight, a set at a time:
+        the ancestors of a late node are nearly the whole graph)."""
         if self._plain is None:
-            special = self._ancestors | self._descendants | self._uses
-            special.update(i for i in (self._hovered, self.selected_index) if i is not None)
-            colours, keys, known = [self.plain_colour(-1)], {}, {}
-            for i in special:
-                colour = self.plain_colour(i)
-                keys[i] = known.setdefault(colour.rgba(), len(colours))
-                if keys[i] == len(colours):
+            colours, keys = [self.plain_colour(-1)], {}
+            hovered = {self._hovered} if self._hovered is not None else set()
+            selected = {self.selected_index} if self.selected_index is not None else set()
+            # Lowest precedence first, as `node_colours` and `plain_colour` rank them.
+            for nodes, colour in ((self._uses, palette.HOVERED), (self._descendants, DESCENDANT_FILL),
+                                  (self._ancestors, ANCESTOR_FILL), (hovered, palette.HOVERED),
+                                  (selected, SELECTED_BORDER)):
+                if nodes:
+                    keys.update(dict.fromkeys(nodes, len(colours)))
                     colours.append(colour)
             self._plain = (colours, keys)
         return self._plain
