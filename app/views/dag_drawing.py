@@ -19,7 +19,7 @@ from slabscope.app.views.dag_minimap import BACKGROUND as THUMBNAIL_BACKGROUND, 
 NODE_HEIGHT = 34.0
 ARROW_LENGTH = 8.0
 ARROW_SPREAD = math.radians(28)
-BAND_LAYERS = 6               # layers per edge item: the unit the scene culls when painting
+BAND_LAYERS = 12              # layers per edge item: the unit the scene culls when painting
 NODE_BAND_LAYERS = 24         # layers per item of boxes drawn together (far fewer calls)
 SCENE_MARGIN = 40.0           # scene units around the drawing
 
