@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QProgressBar
 
 from slabscope.app.qt.run_worker import RunController
+from slabscope.app.views.background_import import import_in_background
 
 
 def install_run_actions(window, session, menu) -> RunController:
@@ -15,6 +16,7 @@ def install_run_actions(window, session, menu) -> RunController:
     Returns the controller (also kept as `window.run_controller`).
     """
     controller = RunController(session, parent=window)
+    import_in_background("slabscope.gpu.binding")  # the window asks it about each new graph
     QCoreApplication.instance().aboutToQuit.connect(controller.shutdown)
     run_action = QAction("&Run", window)
     run_action.setShortcut(QKeySequence("Ctrl+R"))
