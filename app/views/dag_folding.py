@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from slabscope.app.views.dag_groups import NodeGroups, node_groups
+from slabscope.app.views.dag_groups import NAME_SEPARATORS, NodeGroups, node_groups
 from slabscope.planner.errors import PlanError
 from slabscope.planner.graph import Graph, Node
 from slabscope.planner.reachability import topological_order
@@ -66,8 +66,26 @@ def fold_groups(graph: Graph) -> NodeGroups:
             group_of[v] = g
         first, last = (groups.labels[groups.group_of[v]] if groups.how == "namespace"
                        else graph.nodes[v].name for v in (run[0], run[-1]))
-        labels.append(first if first == last else f"{first} … {last}")
+        labels.append(span_label(first, last))
     return NodeGroups(tuple(group_of), tuple(labels), "run")
+
+
+def span_label(first: str, last: str) -> str:
+    """A run's label from its first and last group: each name cut after the first part where
+    they differ ("l11.ln1", "l21.ln2" -> "l11 … l21"), so a picture's small box still reads."""
+    if first == last:
+        return first
+    a, b = NAME_SEPARATORS.split(first), NAME_SEPARATORS.split(last)
+    depth = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    if depth is None:  # one name is the other's leading part
+        return f"{first} … {last}"
+    return f"{_leading(first, depth + 1)} … {_leading(last, depth + 1)}"
+
+
+def _leading(name: str, parts: int) -> str:
+    """The first `parts` parts of `name`, with the separators between them."""
+    cuts = [m.start() for m in NAME_SEPARATORS.finditer(name)]
+    return name if len(cuts) < parts else name[:cuts[parts - 1]]
 
 
 def _quotient(graph: Graph, part) -> dict[tuple[int, int], None]:
@@ -121,7 +139,7 @@ def fold(graph: Graph, opened=frozenset(), groups: NodeGroups | None = None) -> 
                 name = f"{name} #{taken[name]}"
             drawn_group[g] = len(nodes)
             # Drawn only: the op line says what the box is and what most of it does.
-            op = f"group · mostly {ops[g].most_common(1)[0][0]}"
+            op = f"mostly {ops[g].most_common(1)[0][0]}"
             nodes.append(Node(name, op=op,
                               attrs=MappingProxyType({"nodes": sizes[g], "folded": True})))
             members.append([])

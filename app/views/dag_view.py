@@ -57,6 +57,7 @@ class NodeItem(QGraphicsRectItem):
         self.view, self.index, self.name = view, index, name
         self.box = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
         self.label = _elide(name)
+        self.label_room = 0.0  # scene width an exported label may take, centred on the box
         # The op is worth a second line only when the name does not already say it.
         self.op_label = _elide(op) if op and op != name else ""
         self.setAcceptHoverEvents(True)
@@ -77,14 +78,23 @@ class NodeItem(QGraphicsRectItem):
         painter.drawRoundedRect(self.box, 6, 6)
         if detail < TEXT_MIN_SCALE and self.view._exporting:
             # A picture has no zoom to read labels by: draw the name at the least legible size,
-            # cut to its box.
+            # cut to the room it has.
             font = QFont(self.view.label_font)
             font.setPointSizeF(font.pointSizeF() * TEXT_MIN_SCALE / detail)
-            painter.setPen(text)
             painter.setFont(font)
+            # The label may pass its box into the room beside it (`_give_labels_room`).
+            room = max(self.box.width() - 4, self.label_room)
             label = QFontMetrics(font).elidedText(self.name, Qt.TextElideMode.ElideRight,
-                                                  int(self.box.width() - 4))
-            painter.drawText(self.box, Qt.AlignmentFlag.AlignCenter, label)
+                                                  int(room))
+            wide = QFontMetrics(font).horizontalAdvance(label) + 4
+            if wide > self.box.width():  # the box grows round its label
+                area = QRectF(self.box.center().x() - wide / 2, self.box.top(), wide,
+                              self.box.height())
+                painter.drawRoundedRect(area, 6, 6)
+            else:
+                area = self.box
+            painter.setPen(text)
+            painter.drawText(area, Qt.AlignmentFlag.AlignCenter, label)
             return
         if detail >= TEXT_MIN_SCALE:
             painter.setPen(text)
@@ -623,8 +633,24 @@ class DagView(QGraphicsView):
         """Drop the colour key and the overview from a picture, which shows every node."""
         self.finish_building()
         self._exporting = True
+        self._give_labels_room()
         self.minimap.hide()
         self.viewport().update()
+
+    def _give_labels_room(self) -> None:
+        """Let each exported label widen past its box (it is drawn larger than the box was
+        sized for) up to half way to the next box of its row, or the scene's width alone."""
+        rows: dict[float, list[NodeItem]] = {}
+        for item in self._items:
+            rows.setdefault(round(item.pos().y(), 1), []).append(item)
+        width = self.sceneRect().width()
+        for row in rows.values():
+            row.sort(key=lambda item: item.pos().x())
+            xs = [item.pos().x() for item in row]
+            for i, item in enumerate(row):
+                left = xs[i] - xs[i - 1] if i else width
+                right = xs[i + 1] - xs[i] if i + 1 < len(row) else width
+                item.label_room = max(0.0, min(left, right, width) - 8)
 
     def leave_export(self) -> None:
         """Bring back what `enter_export` hid."""
