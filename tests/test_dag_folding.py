@@ -62,11 +62,13 @@ def test_double_click_opens_a_group_and_closes_it_again(qtbot):
                  if folding.is_group(i) and 1 < len(folding.members[i]) < 200)
     group_name, members = folding.graph.nodes[group].name, folding.members[group]
     _double_click(qtbot, view, group_name)
+    qtbot.waitUntil(lambda: not view.building)  # the opened group is laid out in the background
     opened = view.folding
     assert len(opened.graph.nodes) == len(folding.graph.nodes) + len(members) - 1
     names = {n.name for n in opened.graph.nodes}
     assert group_name not in names and {graph.nodes[v].name for v in members} <= names
     _double_click(qtbot, view, graph.nodes[members[0]].name)  # a node of the opened group
+    qtbot.waitUntil(lambda: not view.building)
     assert [n.name for n in view.folding.graph.nodes] == [n.name for n in folding.graph.nodes]
     qtbot.keyClick(view, Qt.Key.Key_G)
     qtbot.waitUntil(lambda: not view.building)

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectIt
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.views import palette
 from slabscope.app.views.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
-from slabscope.app.views.dag_folding import Folding, fold, toggled
+from slabscope.app.views.dag_fold_layout import FoldLayouts
+from slabscope.app.views.dag_folding import Folding, fold
 from slabscope.app.views.dag_minimap import DagMinimap
 from slabscope.app.views.dag_prepared import (DEFAULT_ASPECT, DrawingPreparer, elide as _elide,
                                               label_fonts, prepare_dag, prepared_dag)
@@ -270,6 +271,7 @@ class DagView(QGraphicsView):
         self._items: list[NodeItem] = []
         self._drawn: DrawnDag | None = None
         self._edge_paths: tuple[tuple[int, int, int, QPainterPath], ...] = ()  # src, dst, band, path
+        self._band_edges: Counter = Counter()  # how many edges each band has
         self._node_buffers: tuple[tuple[str, ...], ...] = ()
         self._widths: tuple[float, ...] = ()
         self._pending = 0            # index of the next node item to add (all added: its count)
@@ -283,7 +285,9 @@ class DagView(QGraphicsView):
         # Folded into groups (None: every node drawn); a hovered group is this view's alone,
         # since the session's hover names real nodes.
         self._folding: Folding | None = None
-        self._folded_prepared = None   # (folding, its PreparedDag), laid out here: it is small
+        self._folded_prepared = None   # (folding, its PreparedDag)
+        self._fold_layouts = FoldLayouts(self)  # an opened group is laid out off this thread
+        self._fold_layouts.sigReady.connect(self._fold_laid_out)
         self._hovered_group: int | None = None
         self._ancestors: set[int] = set()
         self._descendants: set[int] = set()
@@ -348,8 +352,9 @@ class DagView(QGraphicsView):
 
     @property
     def building(self) -> bool:
-        """Whether node items are still being added (a large graph's arrive in slices)."""
-        return self._build_timer.isActive()
+        """Whether node items are still being added (a large graph's arrive in slices), or an
+        opened or closed group is being laid out."""
+        return self._build_timer.isActive() or self._fold_layouts.pending
 
     def simulate_hover(self, name: str | None) -> None:
         """Do what moving the pointer onto node `name` (None: off every node) does."""
@@ -380,6 +385,7 @@ class DagView(QGraphicsView):
         self._hovered_group = None
         if self._folding is not None and self._folding.source is not self.session.graph:
             # A new graph is folded too, every group closed (a chain of time steps is not drawn).
+            self._fold_layouts.cancel()
             new = self.session.graph
             self._folding = fold(new) if new is not None and prepared_dag(new) is not None else None
         graph = self.shown_graph()
@@ -406,6 +412,7 @@ class DagView(QGraphicsView):
         real = prepared_dag(self.session.graph) if self._folding is not None else prepared
         self._node_buffers = real.uses
         self._edge_paths = drawn.edges
+        self._band_edges = Counter(band for _src, _dst, band, _path in drawn.edges)
         self._base_edges.show_bands(drawn.bands)
         self._ancestor_edges.show([])
         self._descendant_edges.show([])
@@ -564,13 +571,27 @@ class DagView(QGraphicsView):
             self._descendant_edges.show([])
             self._base_edges.set_alpha(255 if not self._uses else palette.DIMMED_ALPHA * 2)
             return
-        up = self._ancestors | {self._hovered}
-        down = self._descendants | {self._hovered}
-        self._ancestor_edges.show([(band, path) for src, dst, band, path in self._edge_paths
-                                   if src in up and dst in up])
-        self._descendant_edges.show([(band, path) for src, dst, band, path in self._edge_paths
-                                     if src in down and dst in down])
+        self._ancestor_edges.show_bands(self._edges_within(self._ancestors | {self._hovered}))
+        self._descendant_edges.show_bands(self._edges_within(self._descendants | {self._hovered}))
         self._base_edges.set_alpha(palette.DIMMED_ALPHA * 2)
+
+    def _edges_within(self, nodes: set[int]) -> dict[int, QPainterPath]:
+        """The drawn edges between `nodes`, merged per band. A band whose edges all qualify
+        reuses its merged path: the ancestors of a late node of a 10,000-node graph are nearly
+        all of it, and merging its edges anew cost most of a hover."""
+        chosen: dict[int, list[QPainterPath]] = {}
+        for src, dst, band, path in self._edge_paths:
+            if src in nodes and dst in nodes:
+                chosen.setdefault(band, []).append(path)
+        merged: dict[int, QPainterPath] = {}
+        for band, paths in chosen.items():
+            if len(paths) == self._band_edges[band]:
+                merged[band] = self._drawn.bands[band]
+                continue
+            merged[band] = QPainterPath()
+            for path in paths:
+                merged[band].addPath(path)
+        return merged
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
         """A key to the highlight colours, pinned to the view's top-left corner."""
@@ -737,14 +758,23 @@ class DagView(QGraphicsView):
             return  # a chain of time steps is not drawn at all
         if folded == (self._folding is not None):
             return
+        self._fold_layouts.cancel()
+        # Every group closed is a few dozen boxes: laid out here at once.
         self._folding = fold(graph) if folded else None
         self.rebuild()
 
     def toggle_group(self, drawn: int) -> None:
-        """Open the folded group drawn as node `drawn`, or close the group node `drawn` is in."""
+        """Open the folded group drawn as node `drawn`, or close the group node `drawn` is in;
+        the new drawing is laid out in the background and shown when ready."""
         if self._folding is None:
             return
-        self._folding = toggled(self._folding, drawn)
+        self._fold_layouts.toggle(self._folding, drawn, self._aspect())
+
+    def _fold_laid_out(self, folding: Folding, prepared) -> None:
+        if self._folding is None or folding.source is not self.session.graph:
+            return  # unfolded, or another graph opened, meanwhile
+        self._folding = folding
+        self._folded_prepared = (folding, prepared)
         self.rebuild()
 
     def hover_item(self, item: NodeItem, entered: bool) -> None:
