@@ -44,8 +44,12 @@ class BufferTableModel(QAbstractTableModel):
         self._graph = None
         self._steps: dict | None = None  # the plan's reuses by buffer name, built on first use
         self._counts: list[int] | None = None
-        if prepare_conflict_counts not in session.prepare_plans:  # counted in the worker
-            session.prepare_plans.append(prepare_conflict_counts)
+        for prepare in (prepare_conflict_counts, prepare_widest):  # counted in the worker
+            if prepare not in session.prepare_plans:
+                session.prepare_plans.append(prepare)
+        for prepare in (_largest_sizes, _longest_name):  # the columns' widths, on loading
+            if prepare not in session.prepare_graphs:
+                session.prepare_graphs.append(prepare)
         # Rows of what the session points at are tinted in its outline colour, as in the plots.
         self.outlines = PointerOutlines(session, self._outlines_changed)
         session.sigPlanChanged.connect(self.refresh)
@@ -187,9 +191,17 @@ def prepare_conflict_counts(graph: planner.Graph, plan: planner.Plan) -> None:
 
 # Undo and redo show earlier plans again: their column widths are not worked out anew.
 _largest_offset = IdentityCache(lambda plan: max((p.offset for p in plan.placements), default=None))
-_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len), size=2)
-_largest_sizes = IdentityCache(lambda graph: (max(b.bytes for b in graph.buffers),
-                                              max(graph.reserved)), size=2)
+# Made by the loading worker too, where a graph without buffers must not fail: hence defaults.
+_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len,
+                                                default=""), size=2)
+_largest_sizes = IdentityCache(lambda graph: (max((b.bytes for b in graph.buffers), default=0),
+                                              max(graph.reserved, default=0)), size=2)
+
+
+def prepare_widest(graph: planner.Graph, plan: planner.Plan) -> None:
+    """The planning worker's step: the largest offset, which sizes its column (a pass over
+    every placement; sizes and names are found on loading)."""
+    _largest_offset(plan)
 
 
 def _overlap_counts(first, last) -> list[int]:

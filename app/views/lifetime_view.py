@@ -14,14 +14,14 @@ from slabscope.app.views.buffer_colours import ColourChoice, fills_for
 from slabscope.app.views.buffer_emphasis import pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
-from slabscope.app.views.kind_legend import KindLegend
+from slabscope.app.views.kind_legend import KindLegend, graph_kinds
 from slabscope.app.views.lifetimes import (buffer_lifetimes, dag_layers,  # noqa: F401 (re-exported)
-                                  prepare_step_model, step_model)
+                                  placement_arrays, prepare_step_model, step_model)
 from slabscope.app.views.margin_marks import place_marks
 from slabscope.app.views.outline_legend import OutlineLegend
 from slabscope.app.views.palette import ANCESTOR
 from slabscope.app.views.range_zoom import RangeZoomViewBox
-from slabscope.app.views.rect_layer import RectLayer
+from slabscope.app.views.rect_layer import RectLayer, pick_fills
 from slabscope.app.views.view_keys import bring_into_view, zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
@@ -135,6 +135,8 @@ class LifetimeView(QWidget):
 
         if prepare_step_model not in session.prepare_plans:  # steps are found in the worker
             session.prepare_plans.append(prepare_step_model)
+        if graph_kinds not in session.prepare_graphs:  # the legend's kinds, on loading
+            session.prepare_graphs.append(graph_kinds)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._redraw)
         session.sigHoverBuffer.connect(self._pointer_changed)
@@ -181,7 +183,7 @@ class LifetimeView(QWidget):
         graph = self.session.graph
         self._fills = fills_for(self.session) if graph is not None else []
         if graph is not None:
-            self.legend.set_kinds(b.kind for b in graph.buffers)
+            self.legend.set_kinds(graph_kinds(graph))
         self.colouring.sync()
         trace = getattr(graph, "allocator", None)
         self._packed = packed_addresses(trace) if trace is not None else {}
@@ -211,20 +213,21 @@ class LifetimeView(QWidget):
         steps = step_model(graph, plan.conflict_model)
         first, last, step_name, self._node_layer = (steps.first, steps.last, steps.step_name,
                                                     steps.node_step)
-        index = graph.buffer_index
-        self._names = [p.name for p in plan.placements]
-        self._position: dict[str, int] | None = None
-        rows = np.array([index[n] for n in self._names], dtype=np.int64)
+        columns = placement_arrays(plan, graph)  # made by the planning worker too
+        self._names = columns.names
+        self._position: dict[str, int] | None = columns.position
+        rows = columns.rows
         x = first[rows] + STEP_MARGIN
         width = last[rows] - first[rows] + 1 - 2 * STEP_MARGIN
-        height = np.array([p.reserved for p in plan.placements], dtype=float)
+        height = columns.reserved
         pytorch = self.placement_choice.currentText() == PYTORCH and self._packed
         if pytorch:
             # Blocks PyTorch reports no address for keep their planned offset, hidden.
             y = np.array([self._packed.get(p.name, p.offset) for p in plan.placements], dtype=float)
         else:
-            y = np.array([p.offset for p in plan.placements], dtype=float)
-        self.layer.set_rects(self._names, x, width, y, height, [self._fills[i] for i in rows])
+            y = columns.offsets
+        self.layer.set_rects(self._names, x, width, y, height, pick_fills(self._fills, rows),
+                             index=columns.position)
         if pytorch:
             self.layer.set_emphasis(shown=[n in self._packed for n in self._names])
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)

@@ -18,12 +18,12 @@ from slabscope.app.views.rich_text import ITEM_GAP, summary_line
 from slabscope.app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
-from slabscope.app.views.kind_legend import KindLegend
+from slabscope.app.views.kind_legend import KindLegend, graph_kinds
 from slabscope.app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
 from slabscope.app.views.palette import CONFLICT_OUTLINE, HOVERED
 from slabscope.app.qt.placement_replay import SPEEDS, PlacementReplay
 from slabscope.app.views.range_zoom import RangeZoomViewBox
-from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer
+from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer, pick_fills
 from slabscope.app.views.slab_lanes import LANE_FILL, slab_layout
 from slabscope.app.views.slab_section import section_lanes, slab_section
 from slabscope.app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
@@ -228,6 +228,8 @@ class SlabView(QWidget):
         for prepare in (buffer_fills, node_roles):  # colours and node roles too, on loading
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
+        if graph_kinds not in session.prepare_graphs:  # the legend's kinds, on loading
+            session.prepare_graphs.append(graph_kinds)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._plan_changed)
         session.sigHoverBuffer.connect(self._pointer_changed)
@@ -352,7 +354,7 @@ class SlabView(QWidget):
         graph = self.session.graph
         self.details.setText(HOVER_HINT)
         if graph is not None:
-            self.legend.set_kinds(b.kind for b in graph.buffers)
+            self.legend.set_kinds(graph_kinds(graph))
         self.colouring.sync()
         if self.session.plan is None and self._order:
             self._plan_changed(None, None)  # no box of the old graph stays while the new one plans
@@ -497,7 +499,8 @@ class SlabView(QWidget):
         self._order, self._position = layout.order, layout.position
         self._target = self._layout_target = layout.target
         fills = fills_for(self.session)
-        self.layer.set_rects(self._order, *self._target, [fills[i] for i in layout.rows])
+        self.layer.set_rects(self._order, *self._target, pick_fills(fills, layout.rows),
+                             index=layout.position)
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
@@ -602,7 +605,9 @@ class SlabView(QWidget):
         """Boxes of the buffers live at `section_step` at their offsets, the rest hidden."""
         section, step = self.section, self.section_step
         live = section.live_at(step)
-        lanes = section_lanes(self._layout_target, live)
+        # The peak step's lanes come with the section, from the planning worker.
+        lanes = (section.peak_lanes if step == section.peak_step
+                 else section_lanes(self._layout_target, live))
         target = self._layout_target.copy()
         target[2] = lanes + (1 - LANE_FILL) / 2
         self._target, self._lanes, self._live = target, lanes, live
