@@ -41,3 +41,9 @@ def test_pick_fills_takes_by_index():
     assert pick_fills(fills, np.array([], dtype=np.int64)) == []
     assert pick_fills(fills, np.array([3])) == [fills[3]]
     assert pick_fills(fills, np.array([4, 0, 4])) == [fills[4], fills[0], fills[4]]
+
+
+def test_the_raster_colours_are_the_fills_as_numbers(window):
+    for layer in (window.slab_view.layer, window.lifetime_view.layer):
+        expected = [c.rgba() & 0xFFFFFF for c in layer._fills]
+        assert layer._rgb is not None and layer._rgb.tolist() == expected

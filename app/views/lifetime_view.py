@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from slabscope.app.views.buffer_details import describe_buffer
-from slabscope.app.views.buffer_colours import ColourChoice, fills_for
+from slabscope.app.views.buffer_colours import ColourChoice, fills_for, rgb_for
 from slabscope.app.views.buffer_emphasis import pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
@@ -67,6 +67,7 @@ class LifetimeView(QWidget):
         self._position: dict[str, int] | None = None
         self._node_layer: dict[str, int] = {}
         self._fills: list = []
+        self._rgb = np.zeros(0, np.uint32)  # the fills as numbers, for the raster
         self.lower_bound = None
 
         self.summary = QLabel()
@@ -182,6 +183,7 @@ class LifetimeView(QWidget):
     def _graph_changed(self) -> None:
         graph = self.session.graph
         self._fills = fills_for(self.session) if graph is not None else []
+        self._rgb = rgb_for(self.session) if graph is not None else np.zeros(0, np.uint32)
         if graph is not None:
             self.legend.set_kinds(graph_kinds(graph))
         self.colouring.sync()
@@ -227,7 +229,7 @@ class LifetimeView(QWidget):
         else:
             y = columns.offsets
         self.layer.set_rects(self._names, x, width, y, height, pick_fills(self._fills, rows),
-                             index=columns.position)
+                             index=columns.position, rgb=self._rgb[rows])
         if pytorch:
             self.layer.set_emphasis(shown=[n in self._packed for n in self._names])
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)
@@ -246,7 +248,9 @@ class LifetimeView(QWidget):
 
     def _recolour(self) -> None:
         """Colour the boxes by the session's colouring (by kind or by frame)."""
-        self._fills = fills_for(self.session) if self.session.graph is not None else []
+        graph = self.session.graph
+        self._fills = fills_for(self.session) if graph is not None else []
+        self._rgb = rgb_for(self.session) if graph is not None else np.zeros(0, np.uint32)
         self._redraw()
 
     def showEvent(self, event) -> None:

@@ -50,14 +50,16 @@ class RectLayer(pg.GraphicsObject):
 
     # --- content -------------------------------------------------------------------------
 
-    def set_rects(self, names, x, width, y, height, fills, index: dict | None = None) -> None:
+    def set_rects(self, names, x, width, y, height, fills, index: dict | None = None,
+                  rgb: np.ndarray | None = None) -> None:
         """Replace every rectangle; all shown, opaque and without outline. `index` (name ->
-        position in `names`), when the caller has it, spares building it on the first hover."""
+        position in `names`) and `rgb` (0xRRGGBB per fill), when the caller has them, spare
+        working them out on the first hover and paint."""
         self.names = list(names)
         self._index_of = index
         self._fills = list(fills)
         self._fill_cache: dict[tuple[int, int], QColor] = {}
-        self._rgb = None
+        self._rgb = None if rgb is None else np.asarray(rgb, dtype=np.uint32)
         self._alpha = np.full(len(self.names), 255.0)
         self._shown = np.ones(len(self.names), dtype=bool)
         self._outlines = {}

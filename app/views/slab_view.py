@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSli
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
 from slabscope.app.views.buffer_details import describe_buffer
-from slabscope.app.views.buffer_colours import ColourChoice, fills_for
+from slabscope.app.views.buffer_colours import ColourChoice, fills_for, rgb_for
 from slabscope.app.views.rich_text import ITEM_GAP, summary_line
 from slabscope.app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
@@ -499,8 +499,9 @@ class SlabView(QWidget):
         self._order, self._position = layout.order, layout.position
         self._target = self._layout_target = layout.target
         fills = fills_for(self.session)
-        self.layer.set_rects(self._order, *self._target, pick_fills(fills, layout.rows),
-                             index=layout.position)
+        rows = np.asarray(layout.rows, dtype=np.int64)
+        self.layer.set_rects(self._order, *self._target, pick_fills(fills, rows),
+                             index=layout.position, rgb=rgb_for(self.session)[rows])
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
