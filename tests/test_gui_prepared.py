@@ -47,3 +47,22 @@ def test_the_raster_colours_are_the_fills_as_numbers(window):
     for layer in (window.slab_view.layer, window.lifetime_view.layer):
         expected = [c.rgba() & 0xFFFFFF for c in layer._fills]
         assert layer._rgb is not None and layer._rgb.tolist() == expected
+
+
+def test_the_session_makes_full_collections_rarer():
+    import gc
+
+    import slabscope.app.session  # noqa: F401  (what the window and exports import)
+    from slabscope.app.state.heap import FULL_EVERY, calm_collector
+
+    saved = gc.get_threshold()
+    try:
+        assert gc.get_threshold()[2] >= FULL_EVERY
+        gc.set_threshold(saved[0], saved[1], 10)
+        calm_collector()
+        assert gc.get_threshold() == (saved[0], saved[1], FULL_EVERY)
+        gc.set_threshold(saved[0], saved[1], 5 * FULL_EVERY)
+        calm_collector()  # a rarer setting chosen elsewhere is kept
+        assert gc.get_threshold()[2] == 5 * FULL_EVERY
+    finally:
+        gc.set_threshold(*saved)
