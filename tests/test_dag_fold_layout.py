@@ -60,3 +60,4 @@ def test_a_layout_that_arrives_after_unfolding_is_dropped(qtbot):
     qtbot.waitUntil(lambda: not view.building)
     assert view.folding is None
     assert len(view._items) == len(view.session.graph.nodes)
+

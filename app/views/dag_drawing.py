@@ -8,8 +8,10 @@ widget, no scene); the view then only adds node items, in slices, and hands the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
 
@@ -31,7 +33,9 @@ EDGE_COLOR = QColor("#8F99AA")
 class DrawnDag:
     """A layout wrapped into `columns`, ready to draw: node centres `x`, `y`; per edge
     `(source, destination, band, path)`; per band the union of its edges' paths and its nodes
-    with their boxes; the scene's `bounds`; and the overview's `thumbnail`."""
+    with their boxes; the scene's `bounds`; the overview's `thumbnail`; how many edges each
+    band has (`band_edges`), the bounds of each band's boxes (`box_bounds`), and the edges'
+    sources, destinations and bands as rows of an array (`edge_ends`), for a hover's lookups."""
 
     columns: int
     x: tuple[float, ...]
@@ -41,6 +45,9 @@ class DrawnDag:
     boxes: dict[int, tuple[tuple[int, ...], list[QRectF]]]
     bounds: QRectF
     thumbnail: QImage
+    band_edges: dict[int, int] = field(default_factory=dict)
+    box_bounds: dict[int, QRectF] = field(default_factory=dict)
+    edge_ends: np.ndarray = field(default_factory=lambda: np.zeros((3, 0), np.int64))  # src, dst, band
 
 
 def draw_dag(successors, widths, layout: DagLayout, columns: int) -> DrawnDag:
@@ -61,6 +68,11 @@ def draw_dag(successors, widths, layout: DagLayout, columns: int) -> DrawnDag:
         indices.append(i)
         rects.append(QRectF(x - w / 2, y - NODE_HEIGHT / 2, w, NODE_HEIGHT))
     boxes = {band: (tuple(indices), rects) for band, (indices, rects) in boxes.items()}
+    box_bounds = {}
+    for band, (_indices, rects) in boxes.items():
+        box_bounds[band] = QRectF()
+        for rect in rects:
+            box_bounds[band] = box_bounds[band].united(rect)
     bounds = QRectF()
     if wrapped.x:  # the node items' bounding boxes (2 units round each box)
         bounds = QRectF(QPointF(min(x - w / 2 for x, w in zip(wrapped.x, widths)) - 2,
@@ -70,7 +82,9 @@ def draw_dag(successors, widths, layout: DagLayout, columns: int) -> DrawnDag:
     for path in bands.values():
         bounds = bounds.united(path.controlPointRect())
     bounds = bounds.adjusted(-SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN)
-    drawn = DrawnDag(columns, wrapped.x, wrapped.y, tuple(edges), bands, boxes, bounds, QImage())
+    drawn = DrawnDag(columns, wrapped.x, wrapped.y, tuple(edges), bands, boxes, bounds, QImage(),
+                     Counter(band for _src, _dst, band, _path in edges), box_bounds,
+                     np.array([e[:3] for e in edges], dtype=np.int64).reshape(-1, 3).T)
     return replace(drawn, thumbnail=thumbnail(drawn))
 
 

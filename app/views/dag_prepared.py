@@ -35,11 +35,18 @@ class PreparedDag:
     layout: DagLayout
     uses: tuple[tuple[str, ...], ...]
     _drawings: dict = field(default_factory=dict, compare=False, repr=False)
+    _columns: dict = field(default_factory=dict, compare=False, repr=False)  # by aspect
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def columns_for(self, aspect: float) -> int:
-        """How many columns fit a view of `aspect` (width / height)."""
-        return columns_to_fit(self.layout, aspect)
+        """How many columns fit a view of `aspect` (width / height); kept, since the worker
+        asks first for the view's shape and the view then asks again."""
+        columns = self._columns.get(aspect)
+        if columns is None:
+            if len(self._columns) >= 8:  # a window resized again and again
+                self._columns.clear()
+            columns = self._columns[aspect] = columns_to_fit(self.layout, aspect)
+        return columns
 
     def drawing(self, columns: int) -> DrawnDag:
         """The layout wrapped into `columns`, as paths and a thumbnail (made once per count)."""
