@@ -1,5 +1,6 @@
-"""Opening a folded group of the DAG is laid out on a background thread: the GUI thread only
-asks, and the drawing appears when it is ready; a result that comes too late is dropped."""
+"""Folding the DAG and opening a folded group are laid out on a background thread: the GUI
+thread only asks, and the drawing appears when it is ready; a result that comes too late is
+dropped."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def _folded_view(qtbot) -> DagView:
     qtbot.waitExposed(view)
     qtbot.waitUntil(lambda: not view.building)
     view.set_folded(True)
+    assert view.folding is None  # grouped in the background too
+    qtbot.waitUntil(lambda: not view.building)
+    assert view.folding is not None
     return view
 
 

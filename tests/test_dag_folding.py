@@ -56,6 +56,7 @@ def test_double_click_opens_a_group_and_closes_it_again(qtbot):
     graph = _transformer()
     view = _view(qtbot, graph)
     qtbot.keyClick(view, Qt.Key.Key_G)
+    qtbot.waitUntil(lambda: not view.building)  # grouped and laid out in the background
     folding = view.folding
     assert folding is not None and len(view._items) == len(folding.graph.nodes)
     group = next(i for i in range(len(folding.graph.nodes))
@@ -79,6 +80,7 @@ def test_hover_and_selection_map_between_nodes_and_groups(qtbot):
     graph = _transformer()
     view = _view(qtbot, graph)
     view.set_folded(True)
+    qtbot.waitUntil(lambda: not view.building)
     folding = view.folding
     middle = next(i for i in range(len(folding.graph.nodes) // 2, len(folding.graph.nodes))
                   if folding.is_group(i))

@@ -20,7 +20,7 @@ from slabscope.app.state.heap import freeze_large
 from slabscope.app.views import palette
 from slabscope.app.views.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
 from slabscope.app.views.dag_fold_layout import FoldLayouts
-from slabscope.app.views.dag_folding import Folding, fold
+from slabscope.app.views.dag_folding import Folding, fold, toggled
 from slabscope.app.views.dag_minimap import DagMinimap
 from slabscope.app.views.dag_prepared import (DEFAULT_ASPECT, DrawingPreparer, elide as _elide,
                                               label_fonts, prepare_dag, prepared_dag)
@@ -733,7 +733,7 @@ class DagView(QGraphicsView):
         elif key == Qt.Key.Key_0:
             self.fit()
         elif key == Qt.Key.Key_G:
-            self.set_folded(self._folding is None)
+            self.set_folded(self._folding is None and not self._fold_layouts.pending)
         else:
             super().keyPressEvent(event)  # arrows and page keys scroll
 
@@ -757,23 +757,27 @@ class DagView(QGraphicsView):
         graph = self.session.graph
         if graph is None or (prepared_dag(graph) is None and folded):
             return  # a chain of time steps is not drawn at all
-        if folded == (self._folding is not None):
+        if not folded:
+            self._fold_layouts.cancel()  # a folding on its way is not wanted any more
+            if self._folding is not None:
+                self._folding = None
+                self.rebuild()
             return
-        self._fold_layouts.cancel()
-        # Every group closed is a few dozen boxes: laid out here at once.
-        self._folding = fold(graph) if folded else None
-        self.rebuild()
+        if self._folding is None and not self._fold_layouts.pending:
+            # Grouped and laid out in the background, shown when ready.
+            self._fold_layouts.lay_out(lambda: fold(graph), self._aspect())
 
     def toggle_group(self, drawn: int) -> None:
         """Open the folded group drawn as node `drawn`, or close the group node `drawn` is in;
         the new drawing is laid out in the background and shown when ready."""
         if self._folding is None:
             return
-        self._fold_layouts.toggle(self._folding, drawn, self._aspect())
+        folding = self._folding
+        self._fold_layouts.lay_out(lambda: toggled(folding, drawn), self._aspect())
 
     def _fold_laid_out(self, folding: Folding, prepared) -> None:
-        if self._folding is None or folding.source is not self.session.graph:
-            return  # unfolded, or another graph opened, meanwhile
+        if folding.source is not self.session.graph:
+            return  # another graph opened meanwhile
         self._folding = folding
         self._folded_prepared = (folding, prepared)
         self.rebuild()
