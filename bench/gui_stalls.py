@@ -76,7 +76,8 @@ def _other_threads() -> list[str]:
         if ident == threading.get_ident():
             continue
         stack = traceback.extract_stack(frame)
-        ours = [f for f in stack if "/site-packages/" not in f.filename] or stack
+        ours = [f for f in stack if "/site-packages/" not in f.filename
+                and not f.filename.startswith("<frozen")] or stack
         where = " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in ours[-3:][::-1])
         lines.append(f"   [{names.get(ident, ident)}] {where}")
     return lines
