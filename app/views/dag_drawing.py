@@ -47,7 +47,7 @@ class DrawnDag:
     thumbnail: QImage
     band_edges: dict[int, int] = field(default_factory=dict)
     box_bounds: dict[int, QRectF] = field(default_factory=dict)
-    edge_ends: np.ndarray = field(default_factory=lambda: np.zeros((3, 0), np.int64))  # src, dst, band
+    edge_ends: np.ndarray = field(default_factory=lambda: np.zeros((3, 0), np.int64))
 
 
 def draw_dag(successors, widths, layout: DagLayout, columns: int) -> DrawnDag:
