@@ -14,7 +14,8 @@ from PySide6.QtCore import (QCoreApplication, QEvent, QPoint, QSettings, QSize, 
                             qInstallMessageHandler)
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
-from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph
+from slabscope.app.views.dag_folding import fold_groups
+from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph, node_groups
 from slabscope.app.views.export_title import export_title
 from slabscope.app.views.png_export import render_png, render_svg, title_height
 from slabscope.planner import PlanError
@@ -46,7 +47,10 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
             from slabscope.app.views.dag_view import DagView
 
             folded = Session()
-            folded.graph = folded_graph(graph)  # drawn only: never planned
+            groups = node_groups(graph)
+            if len(groups.labels) > GROUP_LIMIT:  # still a barcode: runs of them, as G folds
+                groups = fold_groups(graph)
+            folded.graph = folded_graph(graph, groups=groups)  # drawn only: never planned
             view_widget = DagView(folded)
             view_widget.folded_session = folded  # kept alive with the view
             return view_widget

@@ -31,6 +31,7 @@ from slabscope.app.views.png_export import render_png, render_svg
 from slabscope.app.views.window_export import enter_window_export, leave_window_export
 from slabscope.app.views.dag_view import DagView
 from slabscope.app.views.elided_label import ElidedLabel
+from slabscope.app.views.tab_memory import TabMemory
 from slabscope.app.views.find_dialog import FindDialog
 from slabscope.app.views.graph_panel import GraphPanel
 from slabscope.app.views.node_panel import NodePanel
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["lifetime"], self.docks["timeline"])
         self.tabifyDockWidget(self.docks["timeline"], self.docks["allocator"])
         self.docks[session.view.tab].raise_()  # "slab" unless the session says otherwise
+        self.tab_memory = TabMemory(session, self.docks)  # the front tab, in the view settings
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)

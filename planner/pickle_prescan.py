@@ -78,6 +78,39 @@ def _integer_line(data, at, end, allow_l):
 
 
 @njit(cache=True)
+def _utf8_text(data, at, end):
+    """Whether data[at:end] decodes as UTF-8 with surrogates let through, as the unpicklers
+    read a pickle's text ("utf-8", "surrogatepass")."""
+    k = at
+    while k < end:
+        b = data[k]
+        if b < 0x80:
+            k += 1
+            continue
+        if 0xC2 <= b <= 0xDF:
+            need, low, high = 1, 0x80, 0xBF
+        elif b == 0xE0:
+            need, low, high = 2, 0xA0, 0xBF
+        elif 0xE1 <= b <= 0xEF:  # ED A0-BF are surrogates, which "surrogatepass" accepts
+            need, low, high = 2, 0x80, 0xBF
+        elif b == 0xF0:
+            need, low, high = 3, 0x90, 0xBF
+        elif 0xF1 <= b <= 0xF3:
+            need, low, high = 3, 0x80, 0xBF
+        elif b == 0xF4:
+            need, low, high = 3, 0x80, 0x8F
+        else:
+            return False
+        if k + need >= end or not low <= data[k + 1] <= high:
+            return False
+        for j in range(k + 2, k + need + 1):
+            if not 0x80 <= data[j] <= 0xBF:
+                return False
+        k += need + 1
+    return True
+
+
+@njit(cache=True)
 def _counts(data):
     """Upper bounds on what `_scan` stores, from one pass that only decodes opcode lengths:
     opcodes (each pushes at most one entry, and adds at most one item to a container),
@@ -237,6 +270,8 @@ def _scan(data, element_limit, nesting_limit):  # noqa: C901 - one loop over opc
             pos += width
             if length < 0 or length > n - pos or (op == 0x54 and length >= 1 << 31):
                 return False
+            if op in (0x8c, 0x58, 0x8d) and not _utf8_text(data, pos, pos + length):
+                return False  # text the unpicklers refuse: left to the reader, which says so
             pos += length
             push = _ATOM
         elif op in (0x49, 0x4c, 0x46, 0x53, 0x56, 0x67, 0x70):

@@ -2,7 +2,8 @@
 
 
 def settled(qtbot, window, timeout: int = 10000) -> None:
-    """Wait until the window's background work is done (the plan, or its error, has arrived)."""
-    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running,
-                    timeout=timeout)
+    """Wait until the window's background work is done (the plan, or its error, has arrived,
+    and the DAG has all its node items)."""
+    qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running
+                    and not window.dag_view.building, timeout=timeout)
 

@@ -11,6 +11,7 @@ from tests.snapshot_builder import TINY_SNAPSHOT
 
 def test_panel_shows_reserved_beside_the_slab_and_explains_the_peak(window):
     panel = window.allocator_panel
+    window.docks["allocator"].raise_()  # behind the Slab tab it waits to be shown
     graph = window.session.graph
     # The loading worker made both replays; the panel only shows them.
     assert graph_allocator_replay in window.session.prepare_graphs
@@ -29,6 +30,7 @@ def test_panel_shows_reserved_beside_the_slab_and_explains_the_peak(window):
 
 def test_expandable_what_if(window):
     panel = window.allocator_panel
+    window.docks["allocator"].raise_()
     panel.expandable.setChecked(True)
     assert panel.replay.settings.expandable_segments
     assert panel.replay is graph_allocator_expandable(window.session.graph)
@@ -48,3 +50,18 @@ def test_snapshot_rows_carry_stacks(qtbot):
     wheres = [panel.live_at_peak.topLevelItem(i).text(2)
               for i in range(panel.live_at_peak.topLevelItemCount())]
     assert any("model.py" in where for where in wheres)
+
+
+def test_hidden_panel_redraws_when_its_tab_is_shown(window, qtbot):
+    from tests.examples import RELU_UNFUSED
+    from tests.qt_waits import settled
+
+    panel = window.allocator_panel
+    window.docks["slab"].raise_()
+    window.session.undo_stack.setClean()
+    assert window.open_path(RELU_UNFUSED)
+    settled(qtbot, window)
+    assert panel.redraw_when_shown.pending  # a new graph behind the Slab tab: not drawn yet
+    window.docks["allocator"].raise_()
+    assert not panel.redraw_when_shown.pending
+    assert panel.replay is graph_allocator_replay(window.session.graph)

@@ -1,5 +1,6 @@
 """A large DAG exports as its structure: nodes folded by namespace where names have one, else
-into chains, and every group labelled in the picture."""
+into chains (runs of those when they are still too many, as the window folds), every group
+labelled."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from PySide6.QtCore import QSize  # noqa: E402
 from slabscope import planner  # noqa: E402
 from slabscope.app.render import build_view  # noqa: E402
 from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.dag_folding import FOLD_GROUPS, fold_groups  # noqa: E402
 from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph, node_groups  # noqa: E402
 from slabscope.app.views.dag_view import DagView  # noqa: E402
 from slabscope.gpu.generators import transformer, write_graph  # noqa: E402
@@ -68,3 +70,31 @@ def test_a_large_dag_exports_folded_with_labels(qapp):
         assert view._exporting  # labels are drawn at a legible size whatever the zoom
     finally:
         view.deleteLater()
+
+
+def test_a_large_transformer_exports_as_few_labelled_runs_of_layers(qapp, tmp_path):
+    from slabscope.app.render import export_view
+
+    path = tmp_path / "t.json"
+    write_graph(transformer(4, 8, 2, layers=60), path)
+    session = Session()
+    session.set_graph(planner.load(path))
+    view = build_view(session, "dag")
+    try:
+        labels = [n.name for n in view.session.graph.nodes]
+        assert 2 < len(labels) <= FOLD_GROUPS
+        # Each run is named by the layers it spans, short enough to read in its box.
+        assert labels[1].startswith("l") and " … l" in labels[1] and len(labels[1]) < 20
+    finally:
+        view.deleteLater()
+    assert export_view(session, "dag", tmp_path / "t.png").stat().st_size > 0
+
+
+def test_a_run_is_named_by_the_first_part_where_its_ends_differ():
+    from slabscope.app.views.dag_folding import span_label
+
+    assert span_label("l11.ln1", "l21.ln2") == "l11 … l21"
+    assert span_label("l11.ln1", "l11.ffn1") == "l11.ln1 … l11.ffn1"
+    assert span_label("a/b/c", "a/b/d") == "a/b/c … a/b/d"
+    assert span_label("l1", "l1.x") == "l1 … l1.x"
+    assert span_label("same", "same") == "same"

@@ -80,6 +80,6 @@ def test_a_fitted_dag_leaves_the_colour_key_its_strip(qtbot):
     qtbot.waitExposed(window)
     view = window.dag_view
     view.fit()
-    top = min(view.mapFromScene(item.pos()).y() - item.rect.height() / 2 * view.transform().m22()
+    top = min(view.mapFromScene(item.pos()).y() - item.box.height() / 2 * view.transform().m22()
               for item in view._items)
     assert top >= title_height(view) - 4  # below the key's line of text

@@ -14,7 +14,7 @@ from slabscope.app.cli.options import add_planning_options, conflicts_for, searc
 from slabscope.app.cli.plan import split_order
 from slabscope.app.qt_binding import require_sound_binding
 from slabscope.app.render import VIEWS
-from slabscope.app.state.view_settings import ADDRESSES, SLAB_VIEWS, TABS, ViewSettings
+from slabscope.app.state.view_settings import ADDRESSES, COLOURINGS, SLAB_VIEWS, TABS, ViewSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "step (default: by the plan's size)")
     parser.add_argument("--tab", choices=TABS, default="slab",
                         help="window view: the bottom panel shown (default: slab)")
+    parser.add_argument("--colours", choices=COLOURINGS, default="kind",
+                        help="slab bar and lifetime map: colour buffers by kind (a snapshot's "
+                             "categories) or a snapshot's blocks by first user frame "
+                             "(default: kind)")
     add_timeout_option(parser)
 
 
@@ -115,7 +119,8 @@ def run(args) -> int:
         session.set_graph(graph, Path(args.file), order=order, algorithm=args.algorithm,
                           conflicts=conflicts, capacity=args.capacity)
         # The views are built after this, from these settings only (never from saved ones).
-        session.view = ViewSettings(addresses=args.addresses, slab=args.slab_view, tab=args.tab)
+        session.view = ViewSettings(addresses=args.addresses, slab=args.slab_view, tab=args.tab,
+                                    colours=args.colours)
         if session.plan is None:
             plan_here()  # raises the planner's own error (a capacity error exits 3)
             raise planner.PlanError(session.plan_error or "no plan")

@@ -262,8 +262,11 @@ class Session:
 
     def set_graph(self, graph: planner.Graph, path: Path | None = None,
                   order=None, algorithm: str | None = None, conflicts: str | None = None,
-                  capacity: int | None = None) -> None:
+                  capacity: int | None = None, view: ViewSettings | None = None) -> None:
         """Replace the graph (clears undo history, the plan and the last run) and plan it.
+
+        `view` (a session file's) replaces the view settings; without it the graph opens with
+        the current ones, its slab bar fitted and in the mode that suits its size.
 
         Listeners of `sigGraphChanged` see `plan` None; `sigPlanChanged(None, new)` follows, at
         once or when the background plan arrives.
@@ -283,14 +286,17 @@ class Session:
         self.provisional_plan = None
         self._plans, self._bounds = {}, {}
         self.import_notes = ()
-        self.view.slab = None  # each graph opens its slab bar in the mode that suits its size
+        if view is not None:
+            self.view = view
+        else:  # each graph opens its slab bar whole, in the mode that suits its size
+            self.view.slab, self.view.zoom, self.view.follow_lanes = None, None, True
         self.undo_stack.clear()
         self.sigGraphChanged.emit()
         self.sigRunChanged.emit(None)
         freeze_large(graph)  # the views have built what they keep of it
         self._request_plan()
 
-    # --- session files (graph path, order, algorithm, conflicts, capacity) -----------------
+    # --- session files (graph path, order, algorithm, conflicts, capacity, view) -----------
 
     def save_session(self, path) -> None:
         """Write the session as JSON to `path` and mark the undo stack clean; the file it
@@ -306,7 +312,8 @@ class Session:
         stored = Path(os.path.relpath(self.path.resolve(), path.resolve().parent)).as_posix()
         data = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "graph": stored,
                 "order": list(self.order), "algorithm": self.algorithm,
-                "conflicts": self.conflicts, "capacity": self.capacity}
+                "conflicts": self.conflicts, "capacity": self.capacity,
+                "view": self.view.to_json()}
         check_outputs([self.path], [("session", path)])  # never over the graph it names
         write_atomic(path, json.dumps(data, indent=2) + "\n", "session", backup=True)
         self.undo_stack.setClean()

@@ -16,12 +16,14 @@ import difflib
 from pathlib import Path
 
 from slabscope import planner
+from slabscope.app.state.view_settings import ViewSettings, view_settings_from
 from slabscope.planner.cancel import NEVER, Cancelled, CancelToken
 from slabscope.planner.input_limits import check_u64, quoted, read_json
 
 SESSION_FORMAT = "slabscope-session"
 SESSION_VERSION = 1
-SESSION_KEYS = ("format", "version", "graph", "order", "algorithm", "conflicts", "capacity")
+# "view" (how the views show the plan) is optional: files written before it open as before.
+SESSION_KEYS = ("format", "version", "graph", "order", "algorithm", "conflicts", "capacity", "view")
 
 
 def _shown(value) -> str:
@@ -68,7 +70,7 @@ def _choice(path: Path, data: dict, key: str, default: str, known) -> str:
 def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEVER
                  ) -> tuple[planner.Graph, Path, dict]:
     """Parse and check a session file: the graph it names, that graph's path, and the settings
-    (`order`, `algorithm`, `conflicts`, `capacity`) ready for `Session.set_graph`.
+    (`order`, `algorithm`, `conflicts`, `capacity`, `view`) ready for `Session.set_graph`.
 
     A graph outside the session's folder is a `GraphOutsideSession` unless `allow_outside`
     (the user said yes to that path). `cancel` stops loading the graph.
@@ -100,6 +102,10 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
     order = data.get("order")
     if order is not None and not (isinstance(order, list) and all(isinstance(n, str) for n in order)):
         _fail(path, "'order' must be a list of buffer names")
+    try:
+        view = view_settings_from(data["view"]) if "view" in data else ViewSettings()
+    except ValueError as exc:
+        _fail(path, str(exc))
     graph_path, outside = graph_location(path, stored)
     if outside and not allow_outside:
         raise GraphOutsideSession(
@@ -111,7 +117,7 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
     except planner.PlanError as exc:
         _fail(path, f"'order': {exc}")
     return graph, graph_path, {"order": order, "algorithm": algorithm, "conflicts": conflicts,
-                               "capacity": capacity}
+                               "capacity": capacity, "view": view}
 
 
 def _load_named_graph(path: Path, graph_path: Path, cancel: CancelToken) -> planner.Graph:

@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QHeaderView, QLabel, QSplitter, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from slabscope.app.views.redraw_when_shown import RedrawWhenShown
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.planner.allocator_replay import AllocatorReplay, replay_graph
@@ -79,8 +80,10 @@ class AllocatorPanel(QWidget):
         for prepare in (graph_allocator_replay, graph_allocator_expandable):
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
-        session.sigGraphChanged.connect(self.redraw)
-        session.sigPlanChanged.connect(self.redraw)
+        # Behind the Slab tab by default: a new graph or plan is drawn when the tab is shown.
+        self.redraw_when_shown = RedrawWhenShown(self, self.redraw)
+        session.sigGraphChanged.connect(self.redraw_when_shown)
+        session.sigPlanChanged.connect(self.redraw_when_shown)
         self.redraw()
 
     @staticmethod

@@ -28,7 +28,7 @@ def buffers_by_node(graph) -> dict[str, dict[str, str]]:
     return roles
 
 
-# Computed when a node is first pointed at, once per graph for all the panels.
+# Once per graph for all the panels, by the loading worker (the node panel asks for it).
 node_roles = IdentityCache(buffers_by_node, size=2)
 
 # Colours depend only on kind and buffer index, so every plan of a graph reuses them.

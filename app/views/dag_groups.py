@@ -13,7 +13,7 @@ from slabscope.planner.graph import Graph, Node
 
 GROUP_LIMIT = 150          # a DAG of more nodes than this is drawn folded in pictures
 NAMESPACE_LIMIT = 40       # namespaces fold at the deepest level with at most this many groups
-_SEPARATORS = re.compile(r"[/.:]")
+NAME_SEPARATORS = re.compile(r"[/.:]")  # between the parts of a namespaced name
 
 
 @dataclass(frozen=True)
@@ -22,12 +22,12 @@ class NodeGroups:
 
     group_of: tuple[int, ...]
     labels: tuple[str, ...]
-    how: str  # "namespace" or "chain"
+    how: str  # "namespace" or "chain" (the window's folding adds "run": dag_folding)
 
 
 def _namespace_groups(graph: Graph, limit: int) -> NodeGroups | None:
     """Groups by the leading parts of the names, the deepest that keeps at most `limit`."""
-    parts = [_SEPARATORS.split(node.name) for node in graph.nodes]
+    parts = [NAME_SEPARATORS.split(node.name) for node in graph.nodes]
     if sum(len(p) > 1 for p in parts) < len(parts) / 2:
         return None  # most names have no namespace
     best = None
@@ -88,10 +88,12 @@ def node_groups(graph: Graph, limit: int = GROUP_LIMIT) -> NodeGroups:
     return _namespace_groups(graph, min(limit, NAMESPACE_LIMIT)) or _chain_groups(graph)
 
 
-def folded_graph(graph: Graph, limit: int = GROUP_LIMIT) -> Graph:
-    """A graph of one node per group of `graph` (named by its label and size, its op the most
-    common op in it) and the edges between groups; no buffers: it is only drawn."""
-    groups = node_groups(graph, limit)
+def folded_graph(graph: Graph, limit: int = GROUP_LIMIT,
+                 groups: NodeGroups | None = None) -> Graph:
+    """A graph of one node per group of `graph` (`groups`, default `node_groups`), named by its
+    label and size, its op the most common op in it, and the edges between groups; no buffers:
+    it is only drawn."""
+    groups = groups if groups is not None else node_groups(graph, limit)
     sizes = Counter(groups.group_of)
     ops: list[Counter] = [Counter() for _ in groups.labels]
     for node, g in zip(graph.nodes, groups.group_of):

@@ -1,20 +1,21 @@
 """The DAG's overview: the whole graph in a corner thumbnail, with the part on show framed.
 
-Clicking or dragging in it centres the main view there. The thumbnail is drawn once per graph
-(a cached pixmap), so hovering and panning only repaint the frame.
+Clicking or dragging in it centres the main view there. The thumbnail is drawn once per graph,
+off the GUI thread, with the rest of the drawing (`dag_drawing.thumbnail`), so hovering and
+panning only repaint the frame.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
+from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 MAX_SIZE = QSize(170, 170)    # pixels; the thumbnail keeps the graph's aspect within this
 MIN_SIDE = 36                 # a very tall or wide graph still gets a usable strip
 MARGIN = 10                   # from the view's corner
 FRAME = QColor("#D62728")
-BACKGROUND = QColor(250, 250, 252, 235)
+BACKGROUND = QColor(250, 250, 252, 235)  # the thumbnail's, nearly opaque
 
 
 class DagMinimap(QWidget):
@@ -34,24 +35,16 @@ class DagMinimap(QWidget):
         view.verticalScrollBar().valueChanged.connect(self.refresh)
         self.hide()
 
-    def rebuild(self) -> None:
-        """Draw the scene's thumbnail anew (after the graph changed) and place the overview."""
-        rect = self.view.sceneRect()
-        self._scene_rect = QRectF(rect)
-        if rect.isEmpty():
+    def rebuild(self, thumbnail: QImage | None) -> None:
+        """Show `thumbnail` of the view's scene (after the graph changed; None: no graph) and
+        place the overview."""
+        self._scene_rect = QRectF(self.view.sceneRect())
+        if thumbnail is None or thumbnail.isNull() or self._scene_rect.isEmpty():
             self._pixmap = QPixmap()
             self.hide()
             return
-        scale = min(MAX_SIZE.width() / rect.width(), MAX_SIZE.height() / rect.height())
-        size = QSize(max(MIN_SIDE, round(rect.width() * scale)),
-                     max(MIN_SIDE, round(rect.height() * scale)))
-        self._pixmap = QPixmap(size)
-        self._pixmap.fill(BACKGROUND)
-        painter = QPainter(self._pixmap)
-        self.view.scene().render(painter, QRectF(0, 0, size.width(), size.height()), rect,
-                                 Qt.AspectRatioMode.KeepAspectRatio)
-        painter.end()
-        self.resize(size)
+        self._pixmap = QPixmap.fromImage(thumbnail)
+        self.resize(self._pixmap.size())
         self.refresh()
 
     def visible_scene_rect(self) -> QRectF:

@@ -44,8 +44,12 @@ class BufferTableModel(QAbstractTableModel):
         self._graph = None
         self._steps: dict | None = None  # the plan's reuses by buffer name, built on first use
         self._counts: list[int] | None = None
-        self._counts_graph = None
-        self._conflict_counts: dict[str, list[int]] = {}  # per conflict model, for `_counts_graph`
+        for prepare in (prepare_conflict_counts, prepare_widest):  # counted in the worker
+            if prepare not in session.prepare_plans:
+                session.prepare_plans.append(prepare)
+        for prepare in (_largest_sizes, _longest_name):  # the columns' widths, on loading
+            if prepare not in session.prepare_graphs:
+                session.prepare_graphs.append(prepare)
         # Rows of what the session points at are tinted in its outline colour, as in the plots.
         self.outlines = PointerOutlines(session, self._outlines_changed)
         session.sigPlanChanged.connect(self.refresh)
@@ -62,18 +66,9 @@ class BufferTableModel(QAbstractTableModel):
         return self._graph.buffer_index.get(name) if self._graph is not None else None
 
     def conflict_counts(self) -> list[int]:
-        """Per buffer index, how many other buffers it conflicts with (cached per model)."""
-        graph, name = self.session.graph, self.session.conflicts
-        if self._counts_graph is not graph:
-            self._counts_graph, self._conflict_counts = graph, {}
-        if name not in self._conflict_counts:
-            model = planner.conflict_model(graph, name)
-            if model.intervals is not None:  # conflicts are exactly interval overlaps
-                self._conflict_counts[name] = _overlap_counts(*model.intervals)
-            else:
-                self._conflict_counts[name] = [model.conflict_mask(b).bit_count()
-                                               for b in range(len(graph.buffers))]
-        return self._conflict_counts[name]
+        """Per buffer index, how many other buffers it conflicts with (counted by the planning
+        worker with each plan; here only for a graph planned without it)."""
+        return conflict_counts(self.session.graph, self.session.conflicts)
 
     def refresh(self, *_):
         """Show the session's graph and plan."""
@@ -173,11 +168,40 @@ class BufferTableModel(QAbstractTableModel):
         return str(max(values)) if values else "-"
 
 
+def _count_conflicts(model, buffers: int) -> list[int]:
+    if model.intervals is not None:  # conflicts are exactly interval overlaps
+        return _overlap_counts(*model.intervals)
+    return [model.conflict_mask(b).bit_count() for b in range(buffers)]
+
+
+# Per conflict model object (one per graph and model name, cached on the graph).
+_conflict_counts = IdentityCache(_count_conflicts, size=4)
+
+
+def conflict_counts(graph: planner.Graph, name: str) -> list[int]:
+    """Per buffer index of `graph`, how many others it conflicts with under model `name`."""
+    return _conflict_counts(planner.conflict_model(graph, name), len(graph.buffers))
+
+
+def prepare_conflict_counts(graph: planner.Graph, plan: planner.Plan) -> None:
+    """The planning worker's step: count conflicts for the plan's model before it is shown
+    (tens of thousands of masks take a stall's worth of time on the GUI thread)."""
+    conflict_counts(graph, plan.conflict_model)
+
+
 # Undo and redo show earlier plans again: their column widths are not worked out anew.
 _largest_offset = IdentityCache(lambda plan: max((p.offset for p in plan.placements), default=None))
-_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len), size=2)
-_largest_sizes = IdentityCache(lambda graph: (max(b.bytes for b in graph.buffers),
-                                              max(graph.reserved)), size=2)
+# Made by the loading worker too, where a graph without buffers must not fail: hence defaults.
+_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len,
+                                                default=""), size=2)
+_largest_sizes = IdentityCache(lambda graph: (max((b.bytes for b in graph.buffers), default=0),
+                                              max(graph.reserved, default=0)), size=2)
+
+
+def prepare_widest(graph: planner.Graph, plan: planner.Plan) -> None:
+    """The planning worker's step: the largest offset, which sizes its column (a pass over
+    every placement; sizes and names are found on loading)."""
+    _largest_offset(plan)
 
 
 def _overlap_counts(first, last) -> list[int]:

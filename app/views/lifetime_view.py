@@ -10,17 +10,18 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from slabscope.app.views.buffer_details import describe_buffer
-from slabscope.app.views.buffer_emphasis import buffer_fills, pointer_emphasis
+from slabscope.app.views.buffer_colours import ColourChoice, fills_for, rgb_for
+from slabscope.app.views.buffer_emphasis import pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, StepAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
-from slabscope.app.views.kind_legend import KindLegend
+from slabscope.app.views.kind_legend import KindLegend, graph_kinds
 from slabscope.app.views.lifetimes import (buffer_lifetimes, dag_layers,  # noqa: F401 (re-exported)
-                                  prepare_step_model, step_model)
+                                  placement_arrays, prepare_step_model, step_model)
 from slabscope.app.views.margin_marks import place_marks
 from slabscope.app.views.outline_legend import OutlineLegend
 from slabscope.app.views.palette import ANCESTOR
 from slabscope.app.views.range_zoom import RangeZoomViewBox
-from slabscope.app.views.rect_layer import RectLayer
+from slabscope.app.views.rect_layer import RectLayer, pick_fills
 from slabscope.app.views.view_keys import bring_into_view, zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
@@ -66,11 +67,13 @@ class LifetimeView(QWidget):
         self._position: dict[str, int] | None = None
         self._node_layer: dict[str, int] = {}
         self._fills: list = []
+        self._rgb = np.zeros(0, np.uint32)  # the fills as numbers, for the raster
         self.lower_bound = None
 
         self.summary = QLabel()
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.legend = KindLegend()
+        self.colouring = ColourChoice(session, self.legend, self._recolour)
         self.details = DetailLine(HOVER_HINT)
 
         self.outline_legend = OutlineLegend()
@@ -123,6 +126,8 @@ class LifetimeView(QWidget):
         self._packed: dict[str, int] = {}
         row = QHBoxLayout()
         row.addWidget(self.legend, 1)
+        row.addWidget(self.colouring.frame_legend, 1)
+        row.addWidget(self.colouring.combo)
         row.addWidget(self.placement_choice)
         layout.addLayout(row)
         layout.addWidget(self.plot_widget, 1)
@@ -131,6 +136,8 @@ class LifetimeView(QWidget):
 
         if prepare_step_model not in session.prepare_plans:  # steps are found in the worker
             session.prepare_plans.append(prepare_step_model)
+        if graph_kinds not in session.prepare_graphs:  # the legend's kinds, on loading
+            session.prepare_graphs.append(graph_kinds)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._redraw)
         session.sigHoverBuffer.connect(self._pointer_changed)
@@ -175,9 +182,11 @@ class LifetimeView(QWidget):
 
     def _graph_changed(self) -> None:
         graph = self.session.graph
-        self._fills = buffer_fills(graph) if graph is not None else []
+        self._fills = fills_for(self.session) if graph is not None else []
+        self._rgb = rgb_for(self.session) if graph is not None else np.zeros(0, np.uint32)
         if graph is not None:
-            self.legend.set_kinds(b.kind for b in graph.buffers)
+            self.legend.set_kinds(graph_kinds(graph))
+        self.colouring.sync()
         trace = getattr(graph, "allocator", None)
         self._packed = packed_addresses(trace) if trace is not None else {}
         self.placement_choice.blockSignals(True)
@@ -206,20 +215,21 @@ class LifetimeView(QWidget):
         steps = step_model(graph, plan.conflict_model)
         first, last, step_name, self._node_layer = (steps.first, steps.last, steps.step_name,
                                                     steps.node_step)
-        index = graph.buffer_index
-        self._names = [p.name for p in plan.placements]
-        self._position: dict[str, int] | None = None
-        rows = np.array([index[n] for n in self._names], dtype=np.int64)
+        columns = placement_arrays(plan, graph)  # made by the planning worker too
+        self._names = columns.names
+        self._position: dict[str, int] | None = columns.position
+        rows = columns.rows
         x = first[rows] + STEP_MARGIN
         width = last[rows] - first[rows] + 1 - 2 * STEP_MARGIN
-        height = np.array([p.reserved for p in plan.placements], dtype=float)
+        height = columns.reserved
         pytorch = self.placement_choice.currentText() == PYTORCH and self._packed
         if pytorch:
             # Blocks PyTorch reports no address for keep their planned offset, hidden.
             y = np.array([self._packed.get(p.name, p.offset) for p in plan.placements], dtype=float)
         else:
-            y = np.array([p.offset for p in plan.placements], dtype=float)
-        self.layer.set_rects(self._names, x, width, y, height, [self._fills[i] for i in rows])
+            y = columns.offsets
+        self.layer.set_rects(self._names, x, width, y, height, pick_fills(self._fills, rows),
+                             index=columns.position, rgb=self._rgb[rows])
         if pytorch:
             self.layer.set_emphasis(shown=[n in self._packed for n in self._names])
         self.plot_widget.getPlotItem().setLabel("bottom", step_name)
@@ -235,6 +245,19 @@ class LifetimeView(QWidget):
         self._mark_lower_bound(plan, pytorch)
         self._label_marks()
         self._pointer_changed()
+
+    def _recolour(self) -> None:
+        """Colour the boxes by the session's colouring (by kind or by frame)."""
+        graph = self.session.graph
+        self._fills = fills_for(self.session) if graph is not None else []
+        self._rgb = rgb_for(self.session) if graph is not None else np.zeros(0, np.uint32)
+        self._redraw()
+
+    def showEvent(self, event) -> None:
+        """A map shown again follows a colouring chosen in the slab bar meanwhile."""
+        super().showEvent(event)
+        if self.colouring.sync():
+            self._recolour()
 
     def _placement_chosen(self, *_) -> None:
         """The user picked where to draw the blocks: remember it in the session's view settings."""
@@ -355,6 +378,8 @@ class LifetimeView(QWidget):
         self.details.hide()
         self.outline_legend.hide()
         self.placement_choice.hide()  # the axis title says which placement is drawn
+        self.colouring.exporting = True
+        self.colouring.combo.hide()  # the legend says how the boxes are coloured
         self._pointer_changed()
 
     def leave_export(self) -> None:
@@ -363,6 +388,8 @@ class LifetimeView(QWidget):
         self.details.show()
         self.outline_legend.show()
         self.placement_choice.setVisible(bool(self._packed))
+        self.colouring.exporting = False
+        self.colouring.sync()
         self._pointer_changed()
 
     def eventFilter(self, watched, event) -> bool:

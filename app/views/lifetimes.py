@@ -69,5 +69,31 @@ def step_model(graph, conflicts: str) -> StepModel:
 
 
 def prepare_step_model(graph, plan) -> StepModel:
-    """`step_model` for the model `plan` was made under: a preparer for the planning worker."""
+    """`step_model` for the model `plan` was made under, and the plan's `placement_arrays`: a
+    preparer for the planning worker."""
+    placement_arrays(plan, graph)
     return step_model(graph, plan.conflict_model)
+
+
+@dataclass(frozen=True)
+class PlacementArrays:
+    """A plan's placements as columns, in placement order: names (and each name's position),
+    the buffers' indices in the graph, offsets and reserved bytes."""
+
+    names: list[str]
+    position: dict[str, int]
+    rows: np.ndarray
+    offsets: np.ndarray
+    reserved: np.ndarray
+
+
+def _placement_arrays(plan, graph) -> PlacementArrays:
+    index = graph.buffer_index
+    names = [p.name for p in plan.placements]
+    return PlacementArrays(names, {n: i for i, n in enumerate(names)}, np.array([index[n] for n in names], dtype=np.int64),
+                           np.array([p.offset for p in plan.placements], dtype=float),
+                           np.array([p.reserved for p in plan.placements], dtype=float))
+
+
+# Per plan (of `graph`): passes over 62,000 placements took 20 ms of the GUI thread per plan.
+placement_arrays = IdentityCache(_placement_arrays, size=4)

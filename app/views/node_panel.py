@@ -27,6 +27,8 @@ class NodePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.text)
+        if node_roles not in session.prepare_graphs:  # made by the loading worker, not on hover
+            session.prepare_graphs.append(node_roles)
         model = session.selection_model
         model.sigNodeSelected.connect(self.refresh)
         model.sigHoverNode.connect(self.refresh)

@@ -28,5 +28,9 @@ DIMMED_ALPHA = 50
 def buffer_color(kind: str, index: int) -> QColor:
     """The fill for buffer number `index` of `kind`: the kind's hue, lightness varied by index
     so that neighbours in the slab stay distinguishable."""
-    base = KIND_COLORS.get(kind, KIND_COLORS["intermediate"])
+    return shade(KIND_COLORS.get(kind, KIND_COLORS["intermediate"]), index)
+
+
+def shade(base: QColor, index: int) -> QColor:
+    """`base` a little lighter or darker by buffer number `index`, so neighbours differ."""
     return base.lighter(100 + (index * 37) % 45) if index % 2 else base.darker(100 + (index * 23) % 25)

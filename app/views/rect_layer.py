@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 from typing import Callable
 
 import numpy as np
@@ -48,13 +50,16 @@ class RectLayer(pg.GraphicsObject):
 
     # --- content -------------------------------------------------------------------------
 
-    def set_rects(self, names, x, width, y, height, fills) -> None:
-        """Replace every rectangle; all shown, opaque and without outline."""
+    def set_rects(self, names, x, width, y, height, fills, index: dict | None = None,
+                  rgb: np.ndarray | None = None) -> None:
+        """Replace every rectangle; all shown, opaque and without outline. `index` (name ->
+        position in `names`) and `rgb` (0xRRGGBB per fill), when the caller has them, spare
+        working them out on the first hover and paint."""
         self.names = list(names)
-        self._index_of = None
+        self._index_of = index
         self._fills = list(fills)
         self._fill_cache: dict[tuple[int, int], QColor] = {}
-        self._rgb = None
+        self._rgb = None if rgb is None else np.asarray(rgb, dtype=np.uint32)
         self._alpha = np.full(len(self.names), 255.0)
         self._shown = np.ones(len(self.names), dtype=bool)
         self._outlines = {}
@@ -81,8 +86,8 @@ class RectLayer(pg.GraphicsObject):
                 self._alpha = alpha
                 self._version += 1
         if outlines is not None:
-            self._outlines = {self._index[n]: style for n, style in outlines.items()
-                              if n in self._index}
+            index = self._index  # a node of a trace outlines thousands: look the map up once
+            self._outlines = {index[n]: style for n, style in outlines.items() if n in index}
         self.update()
 
     def set_bands(self, bands) -> None:
@@ -323,3 +328,12 @@ class RectLayer(pg.GraphicsObject):
         if name is not None:
             event.accept()
         self.on_click(name, event.modifiers())
+
+
+def pick_fills(fills: list, rows) -> list:
+    """`fills[i]` for each i in `rows` (an array of indices), taken in C: a comprehension over
+    62,000 rows took 10 ms of the GUI thread."""
+    if len(rows) == 0:
+        return []
+    picked = operator.itemgetter(*np.asarray(rows).tolist())(fills)
+    return list(picked) if len(rows) > 1 else [picked]

@@ -16,11 +16,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItem
                                QToolBar, QVBoxLayout, QWidget)
 
 from slabscope.app.views import palette
+from slabscope.app.views.buffer_details import stack_files
 from slabscope.app.views.buffer_emphasis import PointerOutlines
 from slabscope.app.views.byte_axis import format_bytes
 
 MIME_TYPE = "application/x-slabscope-request-names"
 SIZE_ROLE = Qt.ItemDataRole.UserRole + 1
+TOOLTIP_FILES = 4   # of a snapshot block's files, the innermost, named in full in its tooltip
 MAX_ROW_MOVES = 64  # beyond this many block moves, one layout change is cheaper for the view
 
 
@@ -88,8 +90,11 @@ class RequestListModel(QAbstractListModel):
         if role == SIZE_ROLE:
             return str(buf.bytes)  # a QVariant holds at most int64; sizes run to 2^64 - 1
         if role == Qt.ItemDataRole.ToolTipRole:
+            # The whole name (the row may elide it), and a snapshot block's files in full.
+            files = "".join(f"\n  {path}" for path in stack_files(graph, name)[:TOOLTIP_FILES])
             return (f"{name} ({buf.kind})\n{buf.bytes:,} bytes, {graph.reserved[i]:,} reserved\n"
-                    f"request {index.row()} of {len(self._names)}; drag to reorder")
+                    f"request {index.row()} of {len(self._names)}; drag to reorder"
+                    + (f"\nallocated in:{files}" if files else ""))
         return None
 
     def flags(self, index: QModelIndex):
@@ -193,6 +198,12 @@ def block_moves(old, new, limit: int) -> list[tuple[int, int, int]] | None:
     return moves
 
 
+def shown_name(metrics, name: str, width: int) -> str:
+    """`name` as a row `width` pixels wide shows it: cut in the middle, so that both the file
+    and the line number and call count at its end stay."""
+    return metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, width)
+
+
 class RequestDelegate(QStyledItemDelegate):
     """A row: colour swatch, name, and the size right-aligned; outlined like the buffer's box in
     the slab bar when the session points at it (`outlines`, a `PointerOutlines`)."""
@@ -222,7 +233,7 @@ class RequestDelegate(QStyledItemDelegate):
         size_width = option.fontMetrics.horizontalAdvance(size_text)
         text_rect = rect.adjusted(20, 0, -size_width - 10, 0)
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideMiddle, text_rect.width()))
+                         shown_name(option.fontMetrics, text, text_rect.width()))
         painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, size_text)
         outline = self.outlines.outline_of(text) if self.outlines is not None else None
         if outline is not None:

@@ -7,6 +7,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QAction, QKeySequence
 
 from slabscope.app.qt.run_worker import KIND, RunController
+from slabscope.app.views.background_import import import_in_background
 
 
 def install_run_actions(window, session, menu, executor=None) -> RunController:
@@ -17,6 +18,7 @@ def install_run_actions(window, session, menu, executor=None) -> RunController:
     """
     lane = executor.lane(KIND) if executor is not None else None
     controller = RunController(session, parent=window, lane=lane)
+    import_in_background("slabscope.gpu.binding")  # the window asks it about each new graph
     QCoreApplication.instance().aboutToQuit.connect(controller.shutdown)
     run_action = QAction("&Run", window)
     run_action.setShortcut(QKeySequence("Ctrl+R"))

@@ -21,6 +21,7 @@ class SlabSection:
     step_name: str           # "DAG layer" or "schedule step"
     live_bytes: np.ndarray   # reserved bytes live at each step
     peak_step: int           # the first step where live_bytes is largest
+    peak_lanes: np.ndarray   # `section_lanes` at the peak step, where the bar opens
 
     @property
     def steps(self) -> int:
@@ -45,7 +46,9 @@ def _section(plan, graph) -> SlabSection:
     np.add.at(delta, first, reserved)
     np.add.at(delta, last + 1, -reserved)
     live = np.cumsum(delta[:steps])
-    return SlabSection(first, last, step_name, live, int(np.argmax(live)) if steps else 0)
+    peak = int(np.argmax(live)) if steps else 0
+    lanes = section_lanes(layout.target, (first <= peak) & (peak <= last))
+    return SlabSection(first, last, step_name, live, peak, lanes)
 
 
 _sections = IdentityCache(_section)

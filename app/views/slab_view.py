@@ -13,15 +13,17 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSli
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
 from slabscope.app.views.buffer_details import describe_buffer
+from slabscope.app.views.buffer_colours import ColourChoice, fills_for, rgb_for
+from slabscope.app.views.rich_text import ITEM_GAP, summary_line
 from slabscope.app.views.buffer_emphasis import buffer_fills, node_roles, pointer_emphasis
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.views.detail_line import DetailLine, detail_text
-from slabscope.app.views.kind_legend import KindLegend
+from slabscope.app.views.kind_legend import KindLegend, graph_kinds
 from slabscope.app.views.outline_legend import POINTER_OUTLINES, REPLAY_OUTLINES, OutlineLegend
 from slabscope.app.views.palette import CONFLICT_OUTLINE, HOVERED
 from slabscope.app.qt.placement_replay import SPEEDS, PlacementReplay
 from slabscope.app.views.range_zoom import RangeZoomViewBox
-from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer
+from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer, pick_fills
 from slabscope.app.views.slab_lanes import LANE_FILL, slab_layout
 from slabscope.app.views.slab_section import section_lanes, slab_section
 from slabscope.app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
@@ -34,6 +36,7 @@ MANY_LANES = 24             # beyond this the lane axis zooms too
 LABEL_HEADROOM = 0.35       # of a lane, above the top one
 FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and label show
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
+SUMMARY_MIN_WIDTH = 120      # pixels the summary keeps beside the legend in a narrow bar
 SECTION_LANES = 200         # past this many lanes (slivers at any dock height) it opens at one step
 LABEL_FILL = pg.mkBrush(255, 255, 255, 210)  # line labels stay readable over boxes
 ALL_LANES, ONE_STEP = "all buffers, in lanes", "live at one step"
@@ -107,7 +110,10 @@ class SlabView(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)  # long summaries wrap instead of widening the view
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Its items never break inside, but a narrow bar may still squeeze it (clipping one).
+        self.summary.setMinimumWidth(SUMMARY_MIN_WIDTH)
         self.legend = KindLegend()
+        self.colouring = ColourChoice(session, self.legend, self._recolour)
         self.narration_label = QLabel()
         bold = QFont(self.narration_label.font())
         bold.setBold(True)
@@ -129,10 +135,6 @@ class SlabView(QWidget):
         self.view_box.on_fit = self.fit
         self.view_box.sigXRangeChanged.connect(self._fit_lanes_in_view)
         self.view_box.sigYRangeChanged.connect(self._lanes_moved)
-        self._follow_lanes = True  # until the user zooms or pans the lanes themselves
-        # Whether the user zoomed or panned the bytes since the last fit: then a new plan keeps
-        # the view and the fit button says the slab may reach beyond it.
-        self.zoomed = False
         self.view_box.sigRangeChangedManually.connect(self._zoomed_by_user)
         self.section = None      # the SlabSection of the plan on show, in one-step mode
         self.section_step = 0    # the step shown in one-step mode
@@ -199,7 +201,9 @@ class SlabView(QWidget):
         self.fit_button.hide()
         top.addWidget(self.fit_button)
         top.addWidget(self.legend)
+        top.addWidget(self.colouring.combo)
         layout.addLayout(top)
+        layout.addWidget(self.colouring.frame_legend)
         self.mode_choice = QComboBox()
         self.mode_choice.addItems([ALL_LANES, ONE_STEP])
         self.mode_choice.setToolTip(f"{LANES_TIP}\n{STEP_TIP}")
@@ -224,6 +228,8 @@ class SlabView(QWidget):
         for prepare in (buffer_fills, node_roles):  # colours and node roles too, on loading
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
+        if graph_kinds not in session.prepare_graphs:  # the legend's kinds, on loading
+            session.prepare_graphs.append(graph_kinds)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._plan_changed)
         session.sigHoverBuffer.connect(self._pointer_changed)
@@ -348,7 +354,8 @@ class SlabView(QWidget):
         graph = self.session.graph
         self.details.setText(HOVER_HINT)
         if graph is not None:
-            self.legend.set_kinds(b.kind for b in graph.buffers)
+            self.legend.set_kinds(graph_kinds(graph))
+        self.colouring.sync()
         if self.session.plan is None and self._order:
             self._plan_changed(None, None)  # no box of the old graph stays while the new one plans
         elif graph is not None and self.session.plan is None:
@@ -373,15 +380,14 @@ class SlabView(QWidget):
                 else:
                     start[1, i] = 0.0
             self.tween.run(start, self._target)
-        if not self.zoomed:
-            self.fit()  # every new plan is shown whole, bigger or smaller than the last
+        self._show_zoom()  # every new plan is shown whole, unless the user zoomed
         self._refresh_emphasis()
         self._describe_hovered()
 
     def fit(self) -> None:
         """Show the whole slab from byte 0, its lanes filling the height (and following the
         bytes in view); a new plan refits until the user zooms again."""
-        self.zoomed = False
+        self.session.view.zoom = None
         self.fit_button.hide()
         plan = self.session.shown_plan if self._order else None
         end = float(plan.slab_bytes) if plan is not None else 1.0
@@ -398,17 +404,62 @@ class SlabView(QWidget):
         self._follow_lanes = True
         self._fit_lanes_in_view()
 
+    # Zoom and lane following live in the session's view settings, so that a session file
+    # keeps them and an export can set them.
+
+    @property
+    def zoomed(self) -> bool:
+        """Whether the user zoomed or panned the bytes since the last fit: then a new plan keeps
+        the view and the fit button says the slab may reach beyond it."""
+        return self.session.view.zoom is not None
+
+    @property
+    def _follow_lanes(self) -> bool:
+        # True until the user zooms or pans the lanes themselves.
+        return self.session.view.follow_lanes
+
+    @_follow_lanes.setter
+    def _follow_lanes(self, follow: bool) -> None:
+        self.session.view.follow_lanes = follow
+
+    def _show_zoom(self) -> None:
+        """Fit the slab, or show the bytes the view settings were zoomed to."""
+        zoom = self.session.view.zoom
+        if zoom is None:
+            self.fit()
+            return
+        self._fitting = True
+        try:
+            self.view_box.disableAutoRange()
+            self.view_box.setXRange(*zoom, padding=0)
+        finally:
+            self._fitting = False
+        self.fit_button.setVisible(not self._exporting)
+        self._fit_lanes_in_view()
+
     def _zoomed_by_user(self, *_) -> None:
         if self._fitting:
             return
-        self.zoomed = True
+        self.session.view.zoom = self._bytes_in_view()
         self.fit_button.setVisible(not self._exporting)
 
+    def _bytes_in_view(self) -> tuple[float, float]:
+        (first, last), _ = self.view_box.viewRange()
+        return float(first), float(last)
+
     def showEvent(self, event) -> None:
-        """A bar shown again after a plan arrived while it was hidden shows that plan whole."""
+        """A bar shown again after a plan arrived while it was hidden shows that plan whole
+        (or as zoomed), coloured as chosen meanwhile in the lifetime map."""
         super().showEvent(event)
-        if not self.zoomed:
-            self.fit()
+        if self.colouring.sync():
+            self._recolour()
+        self._show_zoom()
+
+    def _recolour(self) -> None:
+        """Colour the boxes by the session's colouring (by kind or by frame)."""
+        self.tween.finish()
+        self._layout_plan(self.session.plan)
+        self._refresh_emphasis()
 
     def _lanes_moved(self, *_) -> None:
         if not self._fitting:
@@ -417,6 +468,8 @@ class SlabView(QWidget):
     def _fit_lanes_in_view(self, *_) -> None:
         """Lane height follows what is in view: the lanes of the boxes within the visible bytes
         fill the plot's height."""
+        if self.zoomed and not self._fitting:  # a pan or zoom by the user: keep where it went
+            self.session.view.zoom = self._bytes_in_view()
         if not self._lanes.size or not self._follow_lanes:
             return
         (x0, x1), _ = self.view_box.viewRange()
@@ -445,8 +498,10 @@ class SlabView(QWidget):
         layout = slab_layout(graph, plan)
         self._order, self._position = layout.order, layout.position
         self._target = self._layout_target = layout.target
-        fills = buffer_fills(graph)
-        self.layer.set_rects(self._order, *self._target, [fills[i] for i in layout.rows])
+        fills = fills_for(self.session)
+        rows = np.asarray(layout.rows, dtype=np.int64)
+        self.layer.set_rects(self._order, *self._target, pick_fills(fills, rows),
+                             index=layout.position, rgb=rgb_for(self.session)[rows])
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
@@ -463,15 +518,17 @@ class SlabView(QWidget):
         self.slab_end.setValue(plan.slab_bytes)
         self._end_text = f"slab end {format_bytes(plan.slab_bytes)}"
         self.slab_end.show()
-        gap_text = self._mark_bound(plan)
+        bound_items = self._mark_bound(plan)
         self._label_lines()
         saved = plan.saved_bytes
         share = saved / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
-        self._plan_text = (
-            f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}){gap_text} "
-            f"&nbsp; <b>without reuse</b> {plan.no_reuse_bytes:,} B &nbsp; "
-            f"<b>saved</b> {saved:,} B ({share:.1%}) &nbsp; "
-            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers")
+        # Figures stay with their labels; the plain words after them may wrap anywhere, so the
+        # bar can still be narrow.
+        self._plan_text = summary_line([
+            f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})", *bound_items,
+            f"<b>without reuse</b> {plan.no_reuse_bytes:,} B",
+            f"<b>saved</b> {saved:,} B ({share:.1%})"]) + ITEM_GAP + \
+            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers"
         self._lane_text = f", {lane_count:,} lanes (buffers reusing bytes stack upward)"
         self.section = slab_section(graph, plan) if self.mode_choice.currentText() == ONE_STEP \
             else None
@@ -502,13 +559,13 @@ class SlabView(QWidget):
         for line in (self.slab_end, self.bound_line):
             line.label.valueChanged()  # a label only refreshes itself while visible
 
-    def _mark_bound(self, plan) -> str:
-        """Draw the lower bound and the gap from it to the slab's end; their words for the summary."""
+    def _mark_bound(self, plan) -> list[str]:
+        """Draw the lower bound and the gap from it to the slab's end; their summary items."""
         bound = self.session.lower_bound()
         if bound is None:
             self.bound_line.hide()
             self.gap_band.hide()
-            return ""
+            return []
         gap = plan.slab_bytes - bound.bytes
         share = gap / bound.bytes if bound.bytes else 0.0
         self.bound_line.setValue(bound.bytes)
@@ -517,9 +574,9 @@ class SlabView(QWidget):
         self.bound_line.show()
         self.gap_band.setRegion((bound.bytes, plan.slab_bytes))
         self.gap_band.setVisible(gap > 0)
-        return (f" &nbsp; <b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> "
-                f"{format_bytes(bound.bytes)} &nbsp; <b>gap</b> {format_bytes(gap)} "
-                f"({share:.1%} above the bound)")
+        return [f"<b><span style='color:{BOUND_COLOR.name()}'>lower bound</span></b> "
+                f"{format_bytes(bound.bytes)}",
+                f"<b>gap</b> {format_bytes(gap)} ({share:.1%} above the bound)"]
 
     # --- one step ------------------------------------------------------------------------
 
@@ -549,7 +606,9 @@ class SlabView(QWidget):
         """Boxes of the buffers live at `section_step` at their offsets, the rest hidden."""
         section, step = self.section, self.section_step
         live = section.live_at(step)
-        lanes = section_lanes(self._layout_target, live)
+        # The peak step's lanes come with the section, from the planning worker.
+        lanes = (section.peak_lanes if step == section.peak_step
+                 else section_lanes(self._layout_target, live))
         target = self._layout_target.copy()
         target[2] = lanes + (1 - LANE_FILL) / 2
         self._target, self._lanes, self._live = target, lanes, live
@@ -558,10 +617,10 @@ class SlabView(QWidget):
         at_peak = " (the peak step)" if step == section.peak_step else \
             f" (peak at step {section.peak_step:,})"
         self.plot_widget.getPlotItem().setLabel("left", f"live at {step:,}")
-        self.summary.setText(
-            f"{self._plan_text}<br><b>{section.step_name} {step:,}</b>{at_peak}: "
+        self.summary.setText(self._plan_text + "<br>" + summary_line([
+            f"<b>{section.step_name} {step:,}</b>{at_peak}:",
             f"{int(live.sum()):,} buffers live, {format_bytes(section.live_bytes[step])} of "
-            f"{format_bytes(self.session.shown_plan.slab_bytes)}")
+            f"{format_bytes(self.session.shown_plan.slab_bytes)}"], gap=" "))
 
     def _error_text(self) -> str:
         if self.session.plan_error:
@@ -713,6 +772,8 @@ class SlabView(QWidget):
         for widget in (self.controls, self.narration_label, self.details, self.outline_legend,
                        self.fit_button):
             widget.hide()
+        self.colouring.exporting = True
+        self.colouring.combo.hide()  # the legend says how the boxes are coloured
         self._refresh_emphasis()
 
     def leave_export(self) -> None:
@@ -721,6 +782,8 @@ class SlabView(QWidget):
         for widget in (self.controls, self.narration_label, self.details, self.outline_legend):
             widget.show()
         self.fit_button.setVisible(self.zoomed)
+        self.colouring.exporting = False
+        self.colouring.sync()
         self._refresh_emphasis()
 
     def hideEvent(self, event) -> None:

@@ -1,0 +1,105 @@
+"""Small defects of the window's views: the DAG's colour key wraps in a narrow panel instead of
+being cut and the graph fits below it; the DAG refits as the window resizes unless the user
+zoomed; the slab bar's summary breaks between items, never inside one; the request list cuts
+long names in the middle and names them whole in the tooltip."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPointF, Qt
+from PySide6.QtGui import QFontMetrics
+
+from slabscope import planner
+from slabscope.app.session import Session
+from slabscope.app.views.dag_view import LEGEND_MARGIN, NODE_HEIGHT, DagView
+from slabscope.app.views.request_list import RequestList, shown_name
+from slabscope.app.views.slab_view import SlabView
+from tests.examples import RELU_UNFUSED
+
+
+def _dag(qtbot, width: int, height: int) -> DagView:
+    session = Session()
+    session.open(RELU_UNFUSED)
+    view = DagView(session)
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def _key_fits(view: DagView) -> int:
+    """Check every entry of the key lies inside the view; the rows it takes."""
+    entries, _ = view.legend_layout()
+    metrics = QFontMetrics(view.label_font)
+    for x, _y, _colour, text in entries:
+        assert x >= LEGEND_MARGIN
+        assert x + 14 + metrics.horizontalAdvance(text) <= view.viewport().width() - LEGEND_MARGIN
+    return len({y for _x, y, _c, _t in entries})
+
+
+def _top_of_graph(view: DagView) -> float:
+    top = min(view.node_position(n.name).y() for n in view.session.graph.nodes) - NODE_HEIGHT / 2
+    return view.mapFromScene(QPointF(0, top)).y()
+
+
+def test_the_dag_key_wraps_in_a_narrow_panel_and_the_graph_fits_below_it(qtbot):
+    view = _dag(qtbot, 260, 480)
+    assert _key_fits(view) > 1
+    assert _top_of_graph(view) >= view.legend_layout()[1] - 1
+    view.resize(1100, 480)
+    qtbot.waitUntil(lambda: view.viewport().width() > 1000)
+    assert _key_fits(view) == 1
+
+
+def test_the_dag_refits_on_resize_until_the_user_zooms(qtbot):
+    view = _dag(qtbot, 400, 300)
+    small = view.transform().m11()
+    view.resize(900, 700)
+    qtbot.waitUntil(lambda: view.transform().m11() > small)
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert all(shown.contains(view.node_position(n.name)) for n in view.session.graph.nodes)
+    view.zoom(1.25)
+    zoomed = view.transform().m11()
+    view.resize(500, 400)
+    qtbot.waitUntil(lambda: view.viewport().width() < 520)
+    assert view.transform().m11() == zoomed
+    view.fit()  # 0 fits again: from then on resizes refit
+    fitted = view.transform().m11()
+    view.resize(900, 700)
+    qtbot.waitUntil(lambda: view.transform().m11() != fitted)
+
+
+def test_the_slab_summary_breaks_between_items(qtbot):
+    session = Session()
+    session.open(RELU_UNFUSED)
+    view = SlabView(session)
+    qtbot.addWidget(view)
+    view.resize(420, 300)
+    view.show()
+    text = view.summary.text()
+    plan = session.plan
+    for item in (f"<b>without reuse</b> {plan.no_reuse_bytes:,} B",
+                 f"<b>saved</b> {plan.saved_bytes:,} B"):
+        assert f"<span style='white-space:nowrap'>{item}" in text
+    # Within the label's minimum width (the export's narrowest pictures are 600 pixels wide).
+    assert view.minimumSizeHint().width() <= 600
+
+
+def test_the_request_list_cuts_long_names_in_the_middle_and_names_them_whole_on_hover(qtbot):
+    long = "optimizer_with_a_very_long_module_name.py:1234 step #56"
+    data = {"nodes": ["n0", "n1"], "edges": [["n0", "n1"]],
+            "buffers": [{"name": long, "bytes": 4096, "uses": ["n0", "n1"]},
+                        {"name": "short", "bytes": 64, "uses": ["n1"]}]}
+    session = Session()
+    session.set_graph(planner.graph_from_dict(data))
+    widget = RequestList(session)
+    qtbot.addWidget(widget)
+    model = widget.model
+    row = [model.data(model.index(r, 0, QModelIndex())) for r in range(2)].index(long)
+    tooltip = model.data(model.index(row, 0, QModelIndex()), Qt.ItemDataRole.ToolTipRole)
+    assert tooltip.splitlines()[0].startswith(long)
+    metrics = widget.fontMetrics()
+    shown = shown_name(metrics, long, 150)
+    assert "…" in shown and metrics.horizontalAdvance(shown) <= 150
+    head, tail = shown.split("…")
+    assert long.startswith(head) and long.endswith(tail) and tail.endswith("#56")
