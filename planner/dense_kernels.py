@@ -31,6 +31,7 @@ import numpy as np
 
 from ._numba import njit
 from .cancel import NEVER, CancelToken
+from .floor_tree import floor_query, floor_tree, floor_update, stack_entries
 
 FIRST_FIT, BEST_FIT = 0, 1
 
@@ -271,16 +272,42 @@ def _insert_sorted(base, fill, node_lo, node_hi, v, at, end):
 
 
 @njit(cache=True, nogil=True)
+def _first_above(keys, first, end, cursor):
+    """The first index k in [first, end) with keys[k] > cursor (keys ascending), else end:
+    galloping from `first`, since the answer is usually near it."""
+    if first >= end or keys[first] > cursor:
+        return first
+    step = 1
+    low = first  # keys[low] <= cursor
+    while low + step < end and keys[low + step] <= cursor:
+        low += step
+        step <<= 1
+    high = min(low + step, end)  # keys[high] > cursor, or high == end
+    low += 1
+    while low < high:
+        mid = (low + high) >> 1
+        if keys[mid] > cursor:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+@njit(cache=True, nogil=True)
 def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
                 point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails):
     """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
-    overlapping steps [s, e] (as `lowest_gap`); (offset, spans read).
+    overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
     Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
-    sorted by start, their ends are sorted too: a binary search skips those ending at or
-    below the floor, and the nodes' lists are merged by start (first fit: only as far as the
-    first gap that holds the request; best fit: until a gap fits it exactly). Those starting in (s, e] (few, for short lifetimes) are gathered
-    and sorted.
+    sorted by start, their ends are sorted too; those starting in (s, e] (few, for short
+    lifetimes) are gathered and sorted by start. A cursor climbs from the floor: every
+    span that starts below cursor + need and ends above the cursor rules out every offset
+    up to its end, so the cursor jumps to the highest such end, and each node's list is
+    searched (galloping) for its first span ending above the new cursor instead of being
+    walked span by span. Where nothing blocks, a gap that holds the request starts at the
+    cursor: first fit stops there; best fit measures it (up to the lowest start above) and
+    goes on past the span that closes it, until a gap fits exactly.
     """
     read = 0
     count = 0
@@ -301,17 +328,8 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
     lists = 0
     v = s + leaves
     while v >= 1:
-        first = cover_base[v]
-        end = first + cover_fill[v]
-        while first < end:  # the first span ending above the floor
-            mid = (first + end) >> 1
-            if cover_hi[mid] > floor:
-                end = mid
-            else:
-                first = mid + 1
-        read += 1
-        if first < cover_base[v] + cover_fill[v]:
-            heads[lists] = first
+        if cover_fill[v] > 0:
+            heads[lists] = cover_base[v]
             tails[lists] = cover_base[v] + cover_fill[v]
             lists += 1
         v >>= 1
@@ -320,45 +338,61 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
     best_gap = 0
     taken = 0
     while True:
-        pick = -1
+        reach = cursor  # the highest end of a span that blocks an offset at the cursor
+        q = 0
+        while q < lists:
+            h = _first_above(cover_hi, heads[q], tails[q], cursor)
+            read += 1
+            if h == tails[q]:
+                lists -= 1
+                heads[q] = heads[lists]
+                tails[q] = tails[lists]
+                continue
+            heads[q] = h
+            if cover_lo[h] - cursor < need and cover_hi[h] > reach:
+                reach = cover_hi[h]
+            q += 1
+        while taken < count and lo[ranked[taken]] - cursor < need:
+            if hi[ranked[taken]] > reach:
+                reach = hi[ranked[taken]]
+            taken += 1
+            read += 1
+        if reach > cursor:
+            cursor = reach
+            continue
+        # Nothing blocks: a gap that holds the request starts at the cursor.
+        if fit == FIRST_FIT:
+            return cursor, read
+        closer = -1  # the list (or -2: the gathered spans) holding the lowest start above
         start = 0
         for q in range(lists):
-            if pick < 0 or cover_lo[heads[q]] < start:
-                pick = q
+            if closer == -1 or cover_lo[heads[q]] < start:
+                closer = q
                 start = cover_lo[heads[q]]
-        if taken < count and (pick < 0 or lo[ranked[taken]] < start):
+        if taken < count and (closer == -1 or lo[ranked[taken]] < start):
+            closer = -2
             start = lo[ranked[taken]]
-            stop = hi[ranked[taken]]
-            taken += 1
-        elif pick >= 0:
-            stop = cover_hi[heads[pick]]
-            heads[pick] += 1
-            if heads[pick] == tails[pick]:
-                lists -= 1
-                heads[pick] = heads[lists]
-                tails[pick] = tails[lists]
-        else:
+        if closer == -1:  # open to the top: the top is best fit's last resort
             break
-        read += 1
-        if start > cursor and start - cursor >= need:
-            if fit == FIRST_FIT:
-                break
-            if best < 0 or start - cursor < best_gap:
-                best = cursor
-                best_gap = start - cursor
-                if best_gap == need:  # no gap is smaller; this is the lowest of its size
-                    break
-        if stop > cursor:
-            cursor = stop
-    if fit == BEST_FIT and best >= 0:
+        if best < 0 or start - cursor < best_gap:
+            best = cursor
+            best_gap = start - cursor
+            if best_gap == need:  # no gap is smaller; this is the lowest of its size
+                return best, read
+        if closer == -2:
+            cursor = hi[ranked[taken]]
+            taken += 1
+        else:
+            cursor = cover_hi[heads[closer]]
+    if best >= 0:
         return best, read
     return cursor, read
 
 
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
-                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, ceiling,
-                    held, prefix, offset, lo, hi, heads, tails, pair_limit):
+                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, steps,
+                    stack, offset, lo, hi, heads, tails, pair_limit):
     """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
     the next request to place (order.shape[0] when done).
 
@@ -377,18 +411,8 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         s = first[i]
         e = last[i]
         need = size[i]
-        top = 0
-        floor = 0
-        for t in range(s, e + 1):
-            c = ceiling[t]
-            if c > top:
-                top = c
-            if c - held[t] < need:
-                if c > floor:
-                    floor = c
-            elif prefix[t] > floor:
-                floor = prefix[t]
-        visited += e - s + 1
+        top, floor = floor_query(steps, leaves, s, e, need, stack)
+        visited += 64  # about what the two walks of the floor tree cost, in pairs
         if floor == top:
             at = floor
         else:
@@ -398,12 +422,7 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
             visited += read
         end = at + need
         offset[i] = at
-        for t in range(s, e + 1):
-            held[t] += need
-            if end > ceiling[t]:
-                ceiling[t] = end
-            if at <= prefix[t] < end:
-                prefix[t] = end
+        floor_update(steps, leaves, s, e, at, end, stack)
         a = s + leaves
         b = e + leaves + 1
         while a < b:
@@ -453,7 +472,8 @@ class IntervalPlacer:
         cover_hi = np.empty_like(cover_lo)
         point_lo = np.empty(int(self.point_base[-1]), np.int64)
         point_hi = np.empty_like(point_lo)
-        ceiling, held, prefix = (np.zeros(self.leaves, np.int64) for _ in range(3))
+        steps = floor_tree(self.leaves)
+        stack = np.empty((stack_entries(self.leaves), 3), np.int64)
         depth = self.leaves.bit_length() + 1  # nodes on a path from a leaf to the root
         heads, tails = np.empty(depth, np.int64), np.empty(depth, np.int64)
         done = 0
@@ -463,8 +483,8 @@ class IntervalPlacer:
             cancel.report("placement", done / len(order))
             done = _interval_chunk(order, done, self.size, self.first, self.last, fit,
                                    self.leaves, self.cover_base, cover_fill, cover_lo, cover_hi,
-                                   self.point_base, point_fill, point_lo, point_hi, ceiling,
-                                   held, prefix, offset, lo, hi, heads, tails, CHUNK_PAIRS)
+                                   self.point_base, point_fill, point_lo, point_hi, steps,
+                                   stack, offset, lo, hi, heads, tails, CHUNK_PAIRS)
         return offset
 
 
