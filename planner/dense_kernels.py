@@ -294,46 +294,20 @@ def _first_above(keys, first, end, cursor):
 
 
 @njit(cache=True, nogil=True)
-def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
-                point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails):
-    """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
-    overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
+def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, ranked, count):
+    """The offset >= cursor that `fit` gives `need` bytes clear of the spans left in the
+    nodes' lists (heads[:lists] to tails) and of lo/hi[ranked[:count]] (sorted by start);
+    (offset, lists left, entries read). `cursor` must be a floor below which nothing fits and
+    just below which a span ends (or 0).
 
-    Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
-    sorted by start, their ends are sorted too; those starting in (s, e] (few, for short
-    lifetimes) are gathered and sorted by start. A cursor climbs from the floor: every
-    span that starts below cursor + need and ends above the cursor rules out every offset
-    up to its end, so the cursor jumps to the highest such end, and each node's list is
+    Every span that starts below cursor + need and ends above the cursor rules out every
+    offset up to its end, so the cursor jumps to the highest such end, and each list is
     searched (galloping) for its first span ending above the new cursor instead of being
     walked span by span. Where nothing blocks, a gap that holds the request starts at the
     cursor: first fit stops there; best fit measures it (up to the lowest start above) and
     goes on past the span that closes it, until a gap fits exactly.
     """
     read = 0
-    count = 0
-    a = s + 1 + leaves
-    b = e + leaves + 1
-    while a < b:
-        if a & 1:
-            read += point_fill[a]
-            count = _read(point_base, point_fill, point_lo, point_hi, a, floor, lo, hi, count)
-            a += 1
-        if b & 1:
-            b -= 1
-            read += point_fill[b]
-            count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi, count)
-        a >>= 1
-        b >>= 1
-    ranked = np.argsort(lo[:count])
-    lists = 0
-    v = s + leaves
-    while v >= 1:
-        if cover_fill[v] > 0:
-            heads[lists] = cover_base[v]
-            tails[lists] = cover_base[v] + cover_fill[v]
-            lists += 1
-        v >>= 1
-    cursor = floor
     best = -1
     best_gap = 0
     taken = 0
@@ -362,7 +336,7 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
             continue
         # Nothing blocks: a gap that holds the request starts at the cursor.
         if fit == FIRST_FIT:
-            return cursor, read
+            return cursor, lists, read
         closer = -1  # the list (or -2: the gathered spans) holding the lowest start above
         start = 0
         for q in range(lists):
@@ -378,15 +352,69 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
             best = cursor
             best_gap = start - cursor
             if best_gap == need:  # no gap is smaller; this is the lowest of its size
-                return best, read
+                return best, lists, read
         if closer == -2:
             cursor = hi[ranked[taken]]
             taken += 1
         else:
             cursor = cover_hi[heads[closer]]
     if best >= 0:
-        return best, read
-    return cursor, read
+        return best, lists, read
+    return cursor, lists, read
+
+
+@njit(cache=True, nogil=True)
+def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
+                point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails):
+    """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
+    overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
+
+    Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
+    sorted by start, their ends are sorted too. Those starting in (s, e] can be many (tens of
+    thousands, for a long lifetime placed late) and overlap each other, so they are gathered
+    and sorted by start, but only those that can matter: first the fit among the alive alone
+    (`_climb`) gives an offset that nothing lower can beat (any gap of all the spans that
+    holds the request lies in a gap of the alive ones that does), and only spans ending above
+    it are kept.
+    """
+    read = 0
+    count = 0
+    a = s + 1 + leaves
+    b = e + leaves + 1
+    while a < b:
+        if a & 1:
+            read += point_fill[a]
+            count = _read(point_base, point_fill, point_lo, point_hi, a, floor, lo, hi, count)
+            a += 1
+        if b & 1:
+            b -= 1
+            read += point_fill[b]
+            count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi, count)
+        a >>= 1
+        b >>= 1
+    lists = 0
+    v = s + leaves
+    while v >= 1:
+        if cover_fill[v] > 0:
+            heads[lists] = cover_base[v]
+            tails[lists] = cover_base[v] + cover_fill[v]
+            lists += 1
+        v >>= 1
+    cursor = floor
+    if count > 0:
+        cursor, lists, climbed = _climb(floor, need, FIRST_FIT, lists, heads, tails, cover_lo,
+                                        cover_hi, lo, hi, heads, 0)
+        read += climbed
+        kept = 0
+        for k in range(count):
+            if hi[k] > cursor:
+                lo[kept] = lo[k]
+                hi[kept] = hi[k]
+                kept += 1
+        count = kept
+    at, lists, climbed = _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi,
+                                lo, hi, np.argsort(lo[:count]), count)
+    return at, read + climbed + count
 
 
 @njit(cache=True, nogil=True)
