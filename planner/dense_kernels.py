@@ -436,6 +436,9 @@ def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, s
     if buckets == 1:
         last = scratch[1]
         nxt = _open(lo, scratch, 1, 0)
+    # Offsets within `window` above the cursor must be clear: an empty request still needs a
+    # gap of at least one byte, as in `lowest_gap`.
+    window = need if need > 0 else 1
     read = 0
     best = -1
     best_gap = 0
@@ -451,18 +454,18 @@ def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, s
                 tails[q] = tails[lists]
                 continue
             heads[q] = h
-            if cover_lo[h] - cursor < need and cover_hi[h] > reach:
+            if cover_lo[h] - cursor < window and cover_hi[h] > reach:
                 reach = cover_hi[h]
             q += 1
         if buckets == 1:  # a few spans, sorted at once: walked here, as cheap as it gets
-            while nxt < last and lo[ranked[nxt]] - cursor < need:
+            while at == 0 and nxt < last and lo[ranked[nxt]] - cursor < window:
                 if hi[ranked[nxt]] > reach:
                     reach = hi[ranked[nxt]]
                 nxt += 1
             if nxt == last:
                 at = 1
         elif at < buckets:
-            taken, at, nxt = _take_below(cursor + need, lo, hi, scratch, buckets, shift, base,
+            taken, at, nxt = _take_below(cursor + window, lo, hi, scratch, buckets, shift, base,
                                          at, nxt)
             if taken > reach:
                 reach = taken
