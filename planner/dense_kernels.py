@@ -13,13 +13,14 @@ Two placement kernels, both exact (the same offsets as `traced_placement.place`)
 - `BitsetPlacer`, for any conflict model: conflict sets as rows of 64-bit words, ANDed with the
   placed set word by word.
 
-Per step, the interval kernel also keeps the highest end and the bytes held by the placed
-buffers alive there, and an offset below which all is taken: a step of the request's lifetime
-whose free bytes below that end are fewer than the request needs rules out every offset below
-it, as does each step's taken prefix, so most requests land at once; the rest skip (by binary
-search) the spans ending below that floor and merge the others only as far as the fit reads:
-first fit to the first gap that holds the request, best fit to one that holds it exactly. The
-bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
+Per step, the interval kernel also keeps (in `floor_tree`, a segment tree over steps with
+range updates) the highest end and the bytes held by the placed buffers alive there, and an
+offset below which all is taken: a step of the request's lifetime whose free bytes below that
+end are fewer than the request needs rules out every offset below it, as does each step's
+taken prefix, so most requests land at once. For the rest a cursor climbs from that floor,
+jumping past every span that blocks it (`_climb`): each node's list is searched by galloping,
+and the spans starting inside the lifetime are bucketed by start and sorted only where the
+climb reads. The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
 poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
