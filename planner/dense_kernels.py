@@ -39,6 +39,10 @@ FIRST_FIT, BEST_FIT = 0, 1
 # Conflicting pairs visited between two looks at the cancel token or stop flag (~10-30 ms).
 CHUNK_PAIRS = 1 << 23
 
+# Requests an interval chunk places at most: a dense request's sorting and tree walks are not
+# all counted as pairs, so a chunk also ends by count (a few milliseconds).
+CHUNK_REQUESTS = 256
+
 # Spans (or bucket members) up to this many are sorted by comparison; more by buckets or radix.
 _SMALL_SORT = 32
 
@@ -578,7 +582,7 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
     """
     visited = 0
     request = begin
-    while request < order.shape[0] and visited < pair_limit:
+    while request < order.shape[0] and visited < pair_limit and request - begin < CHUNK_REQUESTS:
         i = order[request]
         s = first[i]
         e = last[i]
