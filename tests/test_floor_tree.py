@@ -1,11 +1,14 @@
-"""The floor tree against its step-by-step definition, and the interval placer's bucketed
-queue (past a few thousand spans inside one lifetime) against the bitset placer."""
+"""The floor tree against its step-by-step definition, the interval placer's bucketed queue
+(past a few thousand spans inside one lifetime) against the bitset placer, and the conflict-list
+kernel's cancel."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slabscope.planner import dense_kernels
+from slabscope.planner import dense_kernels, packing
+from slabscope.planner.cancel import Cancelled, CancelToken
 from slabscope.planner.floor_tree import (floor_query, floor_tree, floor_update,
                                           stack_entries)
 
@@ -63,3 +66,27 @@ def test_a_lifetime_over_thousands_of_placed_spans_fits_as_the_bitset_placer_fit
     interval = dense_kernels.IntervalPlacer(size, first, last)
     for fit in (dense_kernels.FIRST_FIT, dense_kernels.BEST_FIT):
         assert interval.offsets(order, fit).tolist() == bitset.offsets(order, fit).tolist()
+
+
+def test_a_cancel_stops_the_conflict_list_kernel_between_chunks():
+    # The kernel for DAGs past the bitset kernel's size polls the cancel token, not only
+    # search's stop flag.
+    n = 300
+    size = np.random.default_rng(2).integers(1, 100, n).astype(np.int64)
+    starts, adj = packing._interval_lists(np.zeros(n, np.int64), np.ones(n, np.int64))
+    whole = packing.listed_offsets(np.arange(n), size, starts, adj, dense_kernels.FIRST_FIT)
+    chunked = packing._listed_offsets(np.arange(n), size, starts, adj, dense_kernels.FIRST_FIT,
+                                      chunk=50)
+    assert chunked.tolist() == whole.tolist()
+    reports = []
+
+    def progress(phase, fraction):
+        reports.append(fraction)
+        if len(reports) == 3:
+            token.cancel()
+
+    token = CancelToken(progress)
+    with pytest.raises(Cancelled):
+        packing._listed_offsets(np.arange(n), size, starts, adj, dense_kernels.FIRST_FIT,
+                                cancel=token, chunk=50)
+    assert len(reports) == 3 and reports[-1] < 1
