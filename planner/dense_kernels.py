@@ -13,13 +13,14 @@ Two placement kernels, both exact (the same offsets as `traced_placement.place`)
 - `BitsetPlacer`, for any conflict model: conflict sets as rows of 64-bit words, ANDed with the
   placed set word by word.
 
-Per step, the interval kernel also keeps the highest end and the bytes held by the placed
-buffers alive there, and an offset below which all is taken: a step of the request's lifetime
-whose free bytes below that end are fewer than the request needs rules out every offset below
-it, as does each step's taken prefix, so most requests land at once; the rest skip (by binary
-search) the spans ending below that floor and merge the others only as far as the fit reads:
-first fit to the first gap that holds the request, best fit to one that holds it exactly. The
-bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
+Per step, the interval kernel also keeps (in `floor_tree`, a segment tree over steps with
+range updates) the highest end and the bytes held by the placed buffers alive there, and an
+offset below which all is taken: a step of the request's lifetime whose free bytes below that
+end are fewer than the request needs rules out every offset below it, as does each step's
+taken prefix, so most requests land at once. For the rest a cursor climbs from that floor,
+jumping past every span that blocks it (`_climb`): each node's list is searched by galloping,
+and the spans starting inside the lifetime are bucketed by start and sorted only where the
+climb reads. The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
 poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
@@ -31,14 +32,22 @@ import numpy as np
 
 from ._numba import njit
 from .cancel import NEVER, CancelToken
+from .floor_tree import floor_query, floor_tree, floor_update, stack_entries
 
 FIRST_FIT, BEST_FIT = 0, 1
 
 # Conflicting pairs visited between two looks at the cancel token or stop flag (~10-30 ms).
 CHUNK_PAIRS = 1 << 23
 
+# Requests an interval chunk places at most: a dense request's sorting and tree walks are not
+# all counted as pairs, so a chunk also ends by count (a few milliseconds).
+CHUNK_REQUESTS = 256
+
 # Spans (or bucket members) up to this many are sorted by comparison; more by buckets or radix.
 _SMALL_SORT = 32
+
+# Up to this many spans, `_climb`'s queue is one bucket, sorted when first read.
+_ONE_BUCKET = 4096
 
 
 @njit(cache=True, nogil=True)
@@ -271,16 +280,250 @@ def _insert_sorted(base, fill, node_lo, node_hi, v, at, end):
 
 
 @njit(cache=True, nogil=True)
+def _first_above(keys, first, end, cursor):
+    """The first index k in [first, end) with keys[k] > cursor (keys ascending), else end:
+    galloping from `first`, since the answer is usually near it."""
+    if first >= end or keys[first] > cursor:
+        return first
+    step = 1
+    low = first  # keys[low] <= cursor
+    while low + step < end and keys[low + step] <= cursor:
+        low += step
+        step <<= 1
+    high = min(low + step, end)  # keys[high] > cursor, or high == end
+    low += 1
+    while low < high:
+        mid = (low + high) >> 1
+        if keys[mid] > cursor:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+@njit(cache=True, nogil=True)
+def _queue_buckets(count):
+    """Buckets for `count` queued spans: one for a few hundred, else about one per two."""
+    buckets = 1
+    while 2 * buckets < count and buckets < 65_536:
+        buckets *= 2
+    return buckets if count > _ONE_BUCKET else 1
+
+
+def _queue_entries(count: int) -> int:
+    """The scratch `_enqueue` needs for up to `count` spans."""
+    return 4 * _queue_buckets(count) + 1 + count
+
+
+@njit(cache=True, nogil=True)
+def _enqueue(lo, hi, count, scratch):
+    """Queue spans lo/hi[:count] for `_climb` in buckets by start (about two spans each; one
+    bucket for a few hundred), keeping each bucket's lowest start and highest end; nothing is
+    sorted yet. `scratch` holds `_queue_entries(count)` int64: where each bucket begins
+    (buckets + 1), their lowest starts, their highest ends, then the spans by bucket.
+    Returns (buckets, shift, base): span k is in bucket (lo[k] - base) >> shift."""
+    buckets = _queue_buckets(count)
+    base = lo[0] if count > 0 else 0
+    top = base
+    for k in range(count):
+        if lo[k] < base:
+            base = lo[k]
+        if lo[k] > top:
+            top = lo[k]
+    shift = 0
+    while (top - base) >> shift >= buckets:
+        shift += 1
+    begins = scratch[:buckets + 1]
+    ranked = scratch[3 * buckets + 1:3 * buckets + 1 + count]
+    if buckets == 1:
+        begins[0] = 0
+        begins[1] = count
+        scratch[2] = base
+        for k in range(count):
+            ranked[k] = k
+        return buckets, shift, base
+    low = scratch[buckets + 1:2 * buckets + 1]
+    high = scratch[2 * buckets + 1:3 * buckets + 1]
+    begins[:] = 0
+    low[:] = -1
+    high[:] = 0
+    for k in range(count):
+        j = (lo[k] - base) >> shift
+        begins[j + 1] += 1
+        if low[j] < 0 or lo[k] < low[j]:
+            low[j] = lo[k]
+        if hi[k] > high[j]:
+            high[j] = hi[k]
+    for j in range(buckets):
+        begins[j + 1] += begins[j]
+    fill = scratch[3 * buckets + 1 + count:3 * buckets + 1 + count + buckets]
+    fill[:] = begins[:buckets]
+    for k in range(count):
+        j = (lo[k] - base) >> shift
+        ranked[fill[j]] = k
+        fill[j] += 1
+    return buckets, shift, base
+
+
+@njit(cache=True, nogil=True)
+def _open(lo, scratch, buckets, at):
+    """Sort bucket `at`'s members by start (usually few); the index of its first."""
+    first, end = scratch[at], scratch[at + 1]
+    ranked = scratch[3 * buckets + 1:]
+    if end - first <= _SMALL_SORT:
+        for k in range(first + 1, end):
+            j = ranked[k]
+            q = k
+            while q > first and lo[ranked[q - 1]] > lo[j]:
+                ranked[q] = ranked[q - 1]
+                q -= 1
+            ranked[q] = j
+    elif buckets == 1:  # a few hundred spans, in their gathered order
+        ranked[:end] = np.argsort(lo[:end])
+    else:  # starts bunched in one bucket
+        members = ranked[first:end].copy()
+        ranked[first:end] = members[np.argsort(lo[members])]
+    return first
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take_below(limit, lo, hi, scratch, buckets, shift, base, at, nxt):
+    """Take every queued span starting below `limit`, from bucket `at` (its next member
+    `nxt`, or -1 where it is not sorted yet); (highest end among them or -1, at, nxt). A
+    bucket whose every start lies below the limit is taken whole, by its highest end."""
+    reach = -1
+    ranked = scratch[3 * buckets + 1:]
+    while at < buckets:
+        end = scratch[at + 1]
+        if nxt < 0:
+            if scratch[at] == end:
+                at += 1
+                continue
+            if buckets > 1 and base + ((at + 1) << shift) <= limit:
+                if scratch[2 * buckets + 1 + at] > reach:
+                    reach = scratch[2 * buckets + 1 + at]
+                at += 1
+                continue
+            if buckets > 1 and scratch[buckets + 1 + at] >= limit:  # its lowest start
+                break
+            nxt = _open(lo, scratch, buckets, at)
+        while nxt < end and lo[ranked[nxt]] < limit:
+            if hi[ranked[nxt]] > reach:
+                reach = hi[ranked[nxt]]
+            nxt += 1
+        if nxt < end:
+            break
+        at += 1
+        nxt = -1
+    return reach, at, nxt
+
+
+@njit(cache=True, nogil=True)
+def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, scratch,
+           queued):
+    """The offset >= cursor that `fit` gives `need` bytes clear of the spans in the nodes'
+    lists (heads[:lists] to tails) and of the spans queued in `scratch` (`_enqueue`, which
+    returned `queued`); (offset, lists left, entries read). `cursor` must be a floor below
+    which nothing fits and just below which a span ends (or 0).
+
+    Every span that starts below cursor + need and ends above the cursor rules out every
+    offset up to its end, so the cursor jumps to the highest such end, and each list is
+    searched (galloping) for its first span ending above the new cursor instead of being
+    walked span by span; queued spans are taken in order of start, a bucket at a time where
+    it lies wholly below. Where nothing blocks, a gap that holds the request starts at the
+    cursor: first fit stops there; best fit measures it (up to the lowest start above) and
+    goes on past the span that closes it, until a gap fits exactly.
+    """
+    buckets, shift, base = queued
+    at, nxt = 0, -1  # the queue's bucket and next member (-1: not sorted yet)
+    ranked = scratch[3 * buckets + 1:]
+    last = 0
+    if buckets == 1:
+        last = scratch[1]
+        nxt = _open(lo, scratch, 1, 0)
+    # Offsets within `window` above the cursor must be clear: an empty request still needs a
+    # gap of at least one byte, as in `lowest_gap`.
+    window = need if need > 0 else 1
+    read = 0
+    best = -1
+    best_gap = 0
+    while True:
+        reach = cursor  # the highest end of a span that blocks an offset at the cursor
+        q = 0
+        while q < lists:
+            h = _first_above(cover_hi, heads[q], tails[q], cursor)
+            read += 1
+            if h == tails[q]:
+                lists -= 1
+                heads[q] = heads[lists]
+                tails[q] = tails[lists]
+                continue
+            heads[q] = h
+            if cover_lo[h] - cursor < window and cover_hi[h] > reach:
+                reach = cover_hi[h]
+            q += 1
+        if buckets == 1:  # a few spans, sorted at once: walked here, as cheap as it gets
+            while at == 0 and nxt < last and lo[ranked[nxt]] - cursor < window:
+                if hi[ranked[nxt]] > reach:
+                    reach = hi[ranked[nxt]]
+                nxt += 1
+            if nxt == last:
+                at = 1
+        elif at < buckets:
+            taken, at, nxt = _take_below(cursor + window, lo, hi, scratch, buckets, shift, base,
+                                         at, nxt)
+            if taken > reach:
+                reach = taken
+        if reach > cursor:
+            cursor = reach
+            continue
+        # Nothing blocks: a gap that holds the request starts at the cursor.
+        if fit == FIRST_FIT:
+            return cursor, lists, read
+        closer = -1  # the list (or -2: the queue) holding the lowest start above
+        start = 0
+        for q in range(lists):
+            if closer == -1 or cover_lo[heads[q]] < start:
+                closer = q
+                start = cover_lo[heads[q]]
+        while at < buckets and scratch[at] == scratch[at + 1]:
+            at += 1
+        if at < buckets:
+            if nxt < 0:
+                nxt = _open(lo, scratch, buckets, at)
+            if closer == -1 or lo[ranked[nxt]] < start:
+                closer = -2
+                start = lo[ranked[nxt]]
+        if closer == -1:  # open to the top: the top is best fit's last resort
+            break
+        if best < 0 or start - cursor < best_gap:
+            best = cursor
+            best_gap = start - cursor
+            if best_gap == need:  # no gap is smaller; this is the lowest of its size
+                return best, lists, read
+        if closer == -2:
+            cursor, at, nxt = _take_below(start + 1, lo, hi, scratch, buckets, shift, base,
+                                          at, nxt)
+        else:
+            cursor = cover_hi[heads[closer]]
+    if best >= 0:
+        return best, lists, read
+    return cursor, lists, read
+
+
+@njit(cache=True, nogil=True)
 def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
-                point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails):
+                point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails, scratch):
     """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
-    overlapping steps [s, e] (as `lowest_gap`); (offset, spans read).
+    overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
     Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
-    sorted by start, their ends are sorted too: a binary search skips those ending at or
-    below the floor, and the nodes' lists are merged by start (first fit: only as far as the
-    first gap that holds the request; best fit: until a gap fits it exactly). Those starting in (s, e] (few, for short lifetimes) are gathered
-    and sorted.
+    sorted by start, their ends are sorted too. Those starting in (s, e] can be many (tens of
+    thousands, for a long lifetime placed late) and overlap each other. Only those that can
+    matter are kept: the fit among the alive alone gives an offset that nothing lower can
+    beat (any gap of all the spans that holds the request lies in a gap of the alive ones
+    that does), so only those ending above it. They go into buckets by start, sorted only
+    where the fit reads inside them (`_climb`).
     """
     read = 0
     count = 0
@@ -297,68 +540,35 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
             count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi, count)
         a >>= 1
         b >>= 1
-    ranked = np.argsort(lo[:count])
     lists = 0
     v = s + leaves
     while v >= 1:
-        first = cover_base[v]
-        end = first + cover_fill[v]
-        while first < end:  # the first span ending above the floor
-            mid = (first + end) >> 1
-            if cover_hi[mid] > floor:
-                end = mid
-            else:
-                first = mid + 1
-        read += 1
-        if first < cover_base[v] + cover_fill[v]:
-            heads[lists] = first
+        if cover_fill[v] > 0:
+            heads[lists] = cover_base[v]
             tails[lists] = cover_base[v] + cover_fill[v]
             lists += 1
         v >>= 1
     cursor = floor
-    best = -1
-    best_gap = 0
-    taken = 0
-    while True:
-        pick = -1
-        start = 0
-        for q in range(lists):
-            if pick < 0 or cover_lo[heads[q]] < start:
-                pick = q
-                start = cover_lo[heads[q]]
-        if taken < count and (pick < 0 or lo[ranked[taken]] < start):
-            start = lo[ranked[taken]]
-            stop = hi[ranked[taken]]
-            taken += 1
-        elif pick >= 0:
-            stop = cover_hi[heads[pick]]
-            heads[pick] += 1
-            if heads[pick] == tails[pick]:
-                lists -= 1
-                heads[pick] = heads[lists]
-                tails[pick] = tails[lists]
-        else:
-            break
-        read += 1
-        if start > cursor and start - cursor >= need:
-            if fit == FIRST_FIT:
-                break
-            if best < 0 or start - cursor < best_gap:
-                best = cursor
-                best_gap = start - cursor
-                if best_gap == need:  # no gap is smaller; this is the lowest of its size
-                    break
-        if stop > cursor:
-            cursor = stop
-    if fit == BEST_FIT and best >= 0:
-        return best, read
-    return cursor, read
+    if count > 0:  # nothing lower than the fit among the alive alone can be the answer
+        cursor, lists, climbed = _climb(floor, need, FIRST_FIT, lists, heads, tails, cover_lo,
+                                        cover_hi, lo, hi, scratch, (0, 0, 0))
+        read += climbed
+        kept = 0
+        for k in range(count):
+            if hi[k] > cursor:
+                lo[kept] = lo[k]
+                hi[kept] = hi[k]
+                kept += 1
+        count = kept
+    at, lists, climbed = _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi,
+                                lo, hi, scratch, _enqueue(lo, hi, count, scratch))
+    return at, read + climbed + count
 
 
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
-                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, ceiling,
-                    held, prefix, offset, lo, hi, heads, tails, pair_limit):
+                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, steps,
+                    stack, offset, lo, hi, heads, tails, scratch, pair_limit):
     """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
     the next request to place (order.shape[0] when done).
 
@@ -372,38 +582,23 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
     """
     visited = 0
     request = begin
-    while request < order.shape[0] and visited < pair_limit:
+    while request < order.shape[0] and visited < pair_limit and request - begin < CHUNK_REQUESTS:
         i = order[request]
         s = first[i]
         e = last[i]
         need = size[i]
-        top = 0
-        floor = 0
-        for t in range(s, e + 1):
-            c = ceiling[t]
-            if c > top:
-                top = c
-            if c - held[t] < need:
-                if c > floor:
-                    floor = c
-            elif prefix[t] > floor:
-                floor = prefix[t]
-        visited += e - s + 1
+        top, floor = floor_query(steps, leaves, s, e, need, stack)
+        visited += 64  # about what the two walks of the floor tree cost, in pairs
         if floor == top:
             at = floor
         else:
             at, read = _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill,
                                    cover_lo, cover_hi, point_base, point_fill, point_lo,
-                                   point_hi, lo, hi, heads, tails)
+                                   point_hi, lo, hi, heads, tails, scratch)
             visited += read
         end = at + need
         offset[i] = at
-        for t in range(s, e + 1):
-            held[t] += need
-            if end > ceiling[t]:
-                ceiling[t] = end
-            if at <= prefix[t] < end:
-                prefix[t] = end
+        floor_update(steps, leaves, s, e, at, end, stack)
         a = s + leaves
         b = e + leaves + 1
         while a < b:
@@ -453,9 +648,11 @@ class IntervalPlacer:
         cover_hi = np.empty_like(cover_lo)
         point_lo = np.empty(int(self.point_base[-1]), np.int64)
         point_hi = np.empty_like(point_lo)
-        ceiling, held, prefix = (np.zeros(self.leaves, np.int64) for _ in range(3))
+        steps = floor_tree(self.leaves)
+        stack = np.empty((stack_entries(self.leaves), 3), np.int64)
         depth = self.leaves.bit_length() + 1  # nodes on a path from a leaf to the root
         heads, tails = np.empty(depth, np.int64), np.empty(depth, np.int64)
+        scratch = np.empty(_queue_entries(gathered), np.int64)
         done = 0
         while done < len(order):
             if stop is not None and stop[0]:
@@ -463,8 +660,9 @@ class IntervalPlacer:
             cancel.report("placement", done / len(order))
             done = _interval_chunk(order, done, self.size, self.first, self.last, fit,
                                    self.leaves, self.cover_base, cover_fill, cover_lo, cover_hi,
-                                   self.point_base, point_fill, point_lo, point_hi, ceiling,
-                                   held, prefix, offset, lo, hi, heads, tails, CHUNK_PAIRS)
+                                   self.point_base, point_fill, point_lo, point_hi, steps,
+                                   stack, offset, lo, hi, heads, tails, scratch,
+                                   CHUNK_PAIRS)
         return offset
 
 

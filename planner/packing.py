@@ -14,8 +14,8 @@ import numpy as np
 from ._numba import njit
 from .bitset import members
 from .cancel import NEVER, CancelToken
-from .dense_kernels import (BEST_FIT, FIRST_FIT, BitsetPlacer, IntervalPlacer, _buckets_for,
-                            bitset_rows, lowest_gap)
+from .dense_kernels import (BEST_FIT, CHUNK_PAIRS, FIRST_FIT, BitsetPlacer, IntervalPlacer,
+                            bitset_rows, lowest_gap, scratch_entries)
 from .dense_kernels import warm_up as dense_warm_up
 
 # Past this many conflict-list entries (two per conflicting pair), lists cost too much memory.
@@ -24,27 +24,41 @@ LIST_ENTRIES_LIMIT = 40_000_000
 # Up to this many buffers, conflict sets are held as bitset rows (n * n / 8 bytes: 200 MiB).
 BITSET_BUFFERS = 40_000
 
-# Requests placed between two looks at a stop flag.
-_REQUESTS_PER_POLL = 64
-
 
 def listed_offsets(order, size, adj_start, adj, fit):
     """Offsets placing `order` with conflicts as lists: adj[adj_start[i]:adj_start[i+1]]."""
-    return _listed(order, size, adj_start, adj, fit, np.zeros(1, np.int64))
+    return _listed_offsets(np.ascontiguousarray(order, dtype=np.int64),
+                           np.ascontiguousarray(size, dtype=np.int64), adj_start, adj, fit)
 
 
-@njit(cache=True, nogil=True)
-def _listed(order, size, adj_start, adj, fit, stop):
-    """`listed_offsets`, ending early (offsets incomplete) once `stop[0]` is set."""
+def _listed_offsets(order, size, adj_start, adj, fit, stop=None, cancel: CancelToken = NEVER,
+                    chunk: int = CHUNK_PAIRS):
+    """`listed_offsets` in chunks of about `chunk` conflict-list entries: between two,
+    `cancel` is polled (raising `Cancelled`) and a set `stop[0]` ends the placement early
+    (offsets incomplete)."""
     n = size.shape[0]
     offset = np.zeros(n, np.int64)
     placed = np.zeros(n, np.bool_)
-    lo = np.empty(n, np.int64)
-    hi = np.empty(n, np.int64)
-    scratch = np.empty(4 + 3 * _buckets_for(n) + 2 * n, np.int64)  # scratch_entries(n)
-    for request in range(order.shape[0]):
-        if request % _REQUESTS_PER_POLL == 0 and stop[0]:
+    lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
+    scratch = np.empty(scratch_entries(n), np.int64)
+    done = 0
+    while done < len(order):
+        if stop is not None and stop[0]:
             break
+        cancel.report("placement", done / len(order))
+        done = _listed(order, done, size, adj_start, adj, fit, offset, placed, lo, hi, scratch,
+                       chunk)
+    return offset
+
+
+@njit(cache=True, nogil=True)
+def _listed(order, begin, size, adj_start, adj, fit, offset, placed, lo, hi, scratch,
+            pair_limit):
+    """Place order[begin:] until about `pair_limit` list entries were read; the index of the
+    next request to place."""
+    visited = 0
+    request = begin
+    while request < order.shape[0] and visited < pair_limit:
         i = order[request]
         count = 0
         for k in range(adj_start[i], adj_start[i + 1]):
@@ -55,7 +69,9 @@ def _listed(order, size, adj_start, adj, fit, stop):
                 count += 1
         offset[i] = lowest_gap(lo, hi, count, size[i], fit, scratch)
         placed[i] = True
-    return offset
+        visited += adj_start[i + 1] - adj_start[i] + 1
+        request += 1
+    return request
 
 
 class Packer:
@@ -95,9 +111,7 @@ class Packer:
         order = np.ascontiguousarray(order, dtype=np.int64)
         if self._placer is not None:
             return self._placer.offsets(order, fit, stop, cancel)
-        stop = np.zeros(1, np.int64) if stop is None else stop
-        cancel.check()
-        return _listed(order, self.size, *self._lists, fit, stop)
+        return _listed_offsets(order, self.size, *self._lists, fit, stop, cancel)
 
     def height(self, order: np.ndarray, fit: int = FIRST_FIT) -> int:
         """The slab bytes placing `order` with `fit` needs."""
