@@ -5,8 +5,9 @@ Two placement kernels, both exact (the same offsets as `traced_placement.place`)
 - `IntervalPlacer`, for interval lifetimes (the serial model, or a DAG with one order). Placed
   buffers are kept in two segment trees over steps, their offsets stored in the trees' own
   contiguous arrays: one holds each buffer on the nodes that tile its lifetime (a walk from a
-  leaf to the root finds every placed buffer alive at a step), the other on every node above its
-  first step (the nodes that tile a step range find every placed buffer starting inside it). A
+  leaf to the root finds every placed buffer alive at a step), the other on the nodes above its
+  first step, up to `_START_LEVELS` (the nodes that tile a step range find every placed buffer
+  starting inside it). A
   request's conflicting placed buffers are then a few contiguous runs. Those alive at one step
   are pairwise disjoint, so each node of the first tree keeps its spans sorted by offset (their
   ends then sort too), and a request merges the runs on its path by offset.
@@ -38,6 +39,11 @@ FIRST_FIT, BEST_FIT = 0, 1
 
 # Conflicting pairs visited between two looks at the cancel token or stop flag (~10-30 ms).
 CHUNK_PAIRS = 1 << 23
+
+# Levels of the start tree that hold buffers, from the leaves up: a buffer is stored on this
+# many nodes rather than on every one up to the root (22 for a million steps); a query reads
+# the descendants at the top kept level (4,096 steps each) of a higher node instead.
+_START_LEVELS = 13
 
 # Requests an interval chunk places at most: a dense request's sorting and tree walks are not
 # all counted as pairs, so a chunk also ends by count (a few milliseconds).
@@ -237,7 +243,9 @@ def _tree_capacity(first, last, leaves):
             a >>= 1
             b >>= 1
         v = first[i] + leaves
-        while v >= 1:
+        for _ in range(_START_LEVELS):
+            if v < 1:
+                break
             point[v + 1] += 1
             v >>= 1
     for v in range(nodes):
@@ -255,6 +263,19 @@ def _read(base, fill, node_lo, node_hi, v, floor, lo, hi, count):
             hi[count] = node_hi[k]
             count += 1
     return count
+
+
+@njit(cache=True, nogil=True)
+def _read_starts(base, fill, node_lo, node_hi, v, height, floor, lo, hi, count, read):
+    """`_read` of the start tree's node `v` (`height` levels above the leaves), or, above
+    the levels it keeps, of its descendants at the highest kept level; (count, entries read)."""
+    if height < _START_LEVELS:
+        return _read(base, fill, node_lo, node_hi, v, floor, lo, hi, count), read + fill[v]
+    shift = height - _START_LEVELS + 1
+    for u in range(v << shift, (v + 1) << shift):
+        count = _read(base, fill, node_lo, node_hi, u, floor, lo, hi, count)
+        read += fill[u] + 1
+    return count, read
 
 
 @njit(cache=True, nogil=True)
@@ -529,17 +550,19 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
     count = 0
     a = s + 1 + leaves
     b = e + leaves + 1
+    height = 0
     while a < b:
         if a & 1:
-            read += point_fill[a]
-            count = _read(point_base, point_fill, point_lo, point_hi, a, floor, lo, hi, count)
+            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, a, height,
+                                       floor, lo, hi, count, read)
             a += 1
         if b & 1:
             b -= 1
-            read += point_fill[b]
-            count = _read(point_base, point_fill, point_lo, point_hi, b, floor, lo, hi, count)
+            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, b, height,
+                                       floor, lo, hi, count, read)
         a >>= 1
         b >>= 1
+        height += 1
     lists = 0
     v = s + leaves
     while v >= 1:
@@ -611,7 +634,9 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
             a >>= 1
             b >>= 1
         v = s + leaves
-        while v >= 1:
+        for _ in range(_START_LEVELS):
+            if v < 1:
+                break
             _store(point_base, point_fill, point_lo, point_hi, v, at, end)
             v >>= 1
         visited += 1

@@ -90,3 +90,25 @@ def test_a_cancel_stops_the_conflict_list_kernel_between_chunks():
         packing._listed_offsets(np.arange(n), size, starts, adj, dense_kernels.FIRST_FIT,
                                 cancel=token, chunk=50)
     assert len(reports) == 3 and reports[-1] < 1
+
+
+def test_long_lifetimes_over_many_steps_read_the_start_tree_past_its_kept_levels():
+    # Over 20,000 steps a lifetime's step range tiles into nodes above the start tree's kept
+    # levels (4,096 steps each), which are read through their descendants.
+    rng = np.random.default_rng(4)
+    n = 2_500
+    first = np.sort(rng.integers(0, 20_000, n))
+    long_lived = rng.random(n) < 0.2
+    last = np.minimum(first + np.where(long_lived, rng.integers(5_000, 20_000, n),
+                                       rng.integers(0, 40, n)), 19_999)
+    size = rng.choice([1, 7, 512, 2**20], n).astype(np.int64)
+    overlap = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
+    np.fill_diagonal(overlap, False)
+    words = (n + 63) // 64
+    rows = np.packbits(np.pad(overlap, ((0, 0), (0, words * 64 - n))), axis=1,
+                       bitorder="little").view("<u8")
+    bitset = dense_kernels.BitsetPlacer(size, np.ascontiguousarray(rows))
+    interval = dense_kernels.IntervalPlacer(size, first, last)
+    for order in (rng.permutation(n), np.arange(n)):
+        for fit in (dense_kernels.FIRST_FIT, dense_kernels.BEST_FIT):
+            assert interval.offsets(order, fit).tolist() == bitset.offsets(order, fit).tolist()
