@@ -94,15 +94,20 @@ def _pull(tree, v):
 
 
 @njit(cache=True, nogil=True)
+def _put(stack, depth, v, low, high):
+    """Stack row `depth`: node v, which covers steps [low, high]."""
+    stack[depth, 0] = v
+    stack[depth, 1] = low
+    stack[depth, 2] = high
+
+
+@njit(cache=True, nogil=True)
 def floor_query(tree, leaves, s, e, need, stack):
     """(top, floor) of a request of `need` bytes over steps [s, e], as the module says;
     `stack` is an int64 array of `stack_entries(leaves)` rows of 3."""
     top = 0
     floor = 0
-    depth = 0
-    stack[0, 0] = 1
-    stack[0, 1] = 0
-    stack[0, 2] = leaves - 1
+    _put(stack, 0, 1, 0, leaves - 1)
     depth = 1
     while depth > 0:
         depth -= 1
@@ -110,8 +115,7 @@ def floor_query(tree, leaves, s, e, need, stack):
         if high < s or low > e:
             continue
         row = tree[v]
-        inside = s <= low and high <= e
-        if inside:
+        if s <= low and high <= e:
             if row[MAX_CEILING] > top:
                 top = row[MAX_CEILING]
             if row[MAX_CEILING] <= floor:
@@ -128,11 +132,11 @@ def floor_query(tree, leaves, s, e, need, stack):
         left, right = 2 * v, 2 * v + 1
         # The child of the higher ceiling goes on top, so that it raises the floor first.
         if tree[left, MAX_CEILING] > tree[right, MAX_CEILING]:
-            stack[depth, 0], stack[depth, 1], stack[depth, 2] = right, middle + 1, high
-            stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2] = left, low, middle
+            _put(stack, depth, right, middle + 1, high)
+            _put(stack, depth + 1, left, low, middle)
         else:
-            stack[depth, 0], stack[depth, 1], stack[depth, 2] = left, low, middle
-            stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2] = right, middle + 1, high
+            _put(stack, depth, left, low, middle)
+            _put(stack, depth + 1, right, middle + 1, high)
         depth += 2
     return top, floor
 
@@ -145,9 +149,7 @@ def floor_update(tree, leaves, s, e, at, end, stack):
     changes go to its children, they are visited, and it is summarised again after them
     (a stack row with a negative node stands for that second visit)."""
     need = end - at
-    stack[0, 0] = 1
-    stack[0, 1] = 0
-    stack[0, 2] = leaves - 1
+    _put(stack, 0, 1, 0, leaves - 1)
     depth = 1
     while depth > 0:
         depth -= 1
@@ -176,7 +178,7 @@ def floor_update(tree, leaves, s, e, at, end, stack):
                 continue
         _push(tree, v)
         middle = (low + high) >> 1
-        stack[depth, 0], stack[depth, 1], stack[depth, 2] = -v, low, high
-        stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2] = 2 * v, low, middle
-        stack[depth + 2, 0], stack[depth + 2, 1], stack[depth + 2, 2] = 2 * v + 1, middle + 1, high
+        _put(stack, depth, -v, low, high)
+        _put(stack, depth + 1, 2 * v, low, middle)
+        _put(stack, depth + 2, 2 * v + 1, middle + 1, high)
         depth += 3
