@@ -29,6 +29,8 @@ poll a cancel token or a stop flag between chunks (each chunk takes a few millis
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ._numba import njit
@@ -83,6 +85,18 @@ def _radix_rank(lo, members, spare, base):
         members, spare = spare, members
         shift += 8
     return members
+
+
+@njit(cache=True, nogil=True)
+def _insertion_rank(lo, members):
+    """Order `members` (indices into lo) by lo in place, stably: for a few members."""
+    for k in range(1, members.shape[0]):
+        j = members[k]
+        q = k
+        while q > 0 and lo[members[q - 1]] > lo[j]:
+            members[q] = members[q - 1]
+            q -= 1
+        members[q] = j
 
 
 @njit(cache=True, nogil=True)
@@ -190,13 +204,7 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
                 continue
             members = ranked[begin:end]
             if end - begin <= _SMALL_SORT:
-                for k in range(1, end - begin):  # insertion sort: few members
-                    j = members[k]
-                    q = k
-                    while q > 0 and lo[members[q - 1]] > lo[j]:
-                        members[q] = members[q - 1]
-                        q -= 1
-                    members[q] = j
+                _insertion_rank(lo, members)
             else:
                 members = _radix_rank(lo, members, spare[:end - begin], base)
             if _sweep(lo, hi, members, end - begin, size, fit, state):
@@ -392,13 +400,7 @@ def _open(lo, scratch, buckets, at):
     first, end = scratch[at], scratch[at + 1]
     ranked = scratch[3 * buckets + 1:]
     if end - first <= _SMALL_SORT:
-        for k in range(first + 1, end):
-            j = ranked[k]
-            q = k
-            while q > first and lo[ranked[q - 1]] > lo[j]:
-                ranked[q] = ranked[q - 1]
-                q -= 1
-            ranked[q] = j
+        _insertion_rank(lo, ranked[first:end])
     elif buckets == 1:  # a few hundred spans, in their gathered order
         ranked[:end] = np.argsort(lo[:end])
     else:  # starts bunched in one bucket
@@ -644,6 +646,19 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
     return request
 
 
+def place_in_chunks(requests: int, stop: np.ndarray | None, cancel: CancelToken,
+                    chunk: Callable[[int], int]) -> None:
+    """Run `chunk(done)` (placing from request `done`, returning the next one to place) until
+    all `requests` are placed; between two chunks, report progress to `cancel` (raising
+    `Cancelled` once it is cancelled) and end early once `stop[0]` is set."""
+    done = 0
+    while done < requests:
+        if stop is not None and stop[0]:
+            break
+        cancel.report("placement", done / requests)
+        done = chunk(done)
+
+
 class IntervalPlacer:
     """Offsets for request orders where buffers conflict when their [first, last] step ranges
     overlap; the trees' layout is computed once, their contents once per placement."""
@@ -678,16 +693,10 @@ class IntervalPlacer:
         depth = self.leaves.bit_length() + 1  # nodes on a path from a leaf to the root
         heads, tails = np.empty(depth, np.int64), np.empty(depth, np.int64)
         scratch = np.empty(_queue_entries(gathered), np.int64)
-        done = 0
-        while done < len(order):
-            if stop is not None and stop[0]:
-                break
-            cancel.report("placement", done / len(order))
-            done = _interval_chunk(order, done, self.size, self.first, self.last, fit,
-                                   self.leaves, self.cover_base, cover_fill, cover_lo, cover_hi,
-                                   self.point_base, point_fill, point_lo, point_hi, steps,
-                                   stack, offset, lo, hi, heads, tails, scratch,
-                                   CHUNK_PAIRS)
+        place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
+            order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
+            cover_fill, cover_lo, cover_hi, self.point_base, point_fill, point_lo, point_hi,
+            steps, stack, offset, lo, hi, heads, tails, scratch, CHUNK_PAIRS))
         return offset
 
 
@@ -798,13 +807,9 @@ class BitsetPlacer:
         gathered = self._widest + 1
         lo, hi = np.empty(gathered, np.int64), np.empty(gathered, np.int64)
         scratch = np.empty(scratch_entries(gathered), np.int64)
-        done = 0
-        while done < len(order):
-            if stop is not None and stop[0]:
-                break
-            cancel.report("placement", done / len(order))
-            done = _bitset_chunk(order, done, self.size, self.rows, fit, placed, offset,
-                                 lo, hi, scratch, CHUNK_PAIRS)
+        place_in_chunks(len(order), stop, cancel, lambda done: _bitset_chunk(
+            order, done, self.size, self.rows, fit, placed, offset, lo, hi, scratch,
+            CHUNK_PAIRS))
         return offset
 
 

@@ -15,7 +15,7 @@ from ._numba import njit
 from .bitset import members
 from .cancel import NEVER, CancelToken
 from .dense_kernels import (BEST_FIT, CHUNK_PAIRS, FIRST_FIT, BitsetPlacer, IntervalPlacer,
-                            bitset_rows, lowest_gap, scratch_entries)
+                            bitset_rows, lowest_gap, place_in_chunks, scratch_entries)
 from .dense_kernels import warm_up as dense_warm_up
 
 # Past this many conflict-list entries (two per conflicting pair), lists cost too much memory.
@@ -41,13 +41,8 @@ def _listed_offsets(order, size, adj_start, adj, fit, stop=None, cancel: CancelT
     placed = np.zeros(n, np.bool_)
     lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
     scratch = np.empty(scratch_entries(n), np.int64)
-    done = 0
-    while done < len(order):
-        if stop is not None and stop[0]:
-            break
-        cancel.report("placement", done / len(order))
-        done = _listed(order, done, size, adj_start, adj, fit, offset, placed, lo, hi, scratch,
-                       chunk)
+    place_in_chunks(len(order), stop, cancel, lambda done: _listed(
+        order, done, size, adj_start, adj, fit, offset, placed, lo, hi, scratch, chunk))
     return offset
 
 
