@@ -1,5 +1,6 @@
-"""Paths to the example graphs, shared by the tests."""
+"""Paths to the example graphs, and generated inputs, shared by the tests."""
 
+import random
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "example_graphs"
@@ -17,3 +18,15 @@ def onnx_light_model(name: str) -> Path:
 
     onnx = pytest.importorskip("onnx", reason="needs the onnx package: pip install '.[onnx]'")
     return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / name
+
+
+def write_slow_search_trace(path: Path) -> Path:
+    """Write (and return) a 2,000-buffer MiniMalloc trace whose search keeps improving and
+    does not reach the lower bound early."""
+    rnd = random.Random(1)
+    rows = ["id,lower,upper,size"]
+    for i in range(2000):
+        lower, size = rnd.randrange(0, 1000), rnd.randint(1, 1000) * 4096 + rnd.randint(0, 4095)
+        rows.append(f"{i},{lower},{lower + rnd.randint(1, 200)},{size}")
+    path.write_text("\n".join(rows) + "\n")
+    return path

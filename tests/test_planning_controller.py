@@ -3,8 +3,6 @@ busy marks, and an event loop that keeps running while a search does."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
@@ -13,6 +11,7 @@ from slabscope import planner
 from slabscope.app.session import Session
 from slabscope.app.qt.planning_controller import PlanningController
 from slabscope.app.window import MainWindow
+from tests.examples import write_slow_search_trace
 
 LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
 
@@ -20,14 +19,7 @@ LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
 @pytest.fixture
 def trace(tmp_path):
     """A MiniMalloc trace whose search does not reach the lower bound early."""
-    rnd = random.Random(1)
-    rows = ["id,lower,upper,size"]
-    for i in range(2000):
-        lower, size = rnd.randrange(0, 1000), rnd.randint(1, 1000) * 4096 + rnd.randint(0, 4095)
-        rows.append(f"{i},{lower},{lower + rnd.randint(1, 200)},{size}")
-    path = tmp_path / "trace.csv"
-    path.write_text("\n".join(rows) + "\n")
-    return path
+    return write_slow_search_trace(tmp_path / "trace.csv")
 
 
 @pytest.fixture

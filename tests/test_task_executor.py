@@ -4,7 +4,6 @@ errors, and runs on the same executor."""
 
 from __future__ import annotations
 
-import random
 import threading
 
 import pytest
@@ -18,7 +17,7 @@ from slabscope.app.session import Session
 from slabscope.app.state.tasks import Task
 from slabscope.app.window import MainWindow
 from slabscope.planner.cancel import Cancelled
-from tests.examples import RELU_UNFUSED
+from tests.examples import RELU_UNFUSED, write_slow_search_trace
 from tests.qt_waits import settled
 
 LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
@@ -27,14 +26,7 @@ LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
 @pytest.fixture
 def trace(tmp_path):
     """A MiniMalloc trace whose search keeps improving and does not reach the bound early."""
-    rnd = random.Random(1)
-    rows = ["id,lower,upper,size"]
-    for i in range(2000):
-        lower, size = rnd.randrange(0, 1000), rnd.randint(1, 1000) * 4096 + rnd.randint(0, 4095)
-        rows.append(f"{i},{lower},{lower + rnd.randint(1, 200)},{size}")
-    path = tmp_path / "trace.csv"
-    path.write_text("\n".join(rows) + "\n")
-    return path
+    return write_slow_search_trace(tmp_path / "trace.csv")
 
 
 @pytest.fixture
