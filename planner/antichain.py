@@ -33,7 +33,7 @@ def bound_of(graph, chosen, conflicts: str) -> LowerBound:
     """The `LowerBound` whose witness is the buffer indices `chosen` (sorted by index)."""
     chosen = sorted(int(i) for i in chosen)
     return LowerBound(sum(graph.reserved[i] for i in chosen),
-                      tuple(graph.buffers[i].name for i in chosen), conflicts)
+                      tuple(graph.buffer_names[i] for i in chosen), conflicts)
 
 
 def peak_live(first: np.ndarray, last: np.ndarray, reserved) -> list[int]:

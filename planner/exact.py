@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._numba import njit
+from .intervals import distinct
 from .packing import _interval_lists
 
 SOLVED, INFEASIBLE, ABORTED = 0, 1, 2
@@ -484,7 +485,7 @@ def prepare(size: np.ndarray, first: np.ndarray, last: np.ndarray,
     steps = int(last.max()) + 1 if n else 1
     # A section ends at each step where some buffer is used last: every buffer live anywhere in
     # it is live at that step, so each section is a maximal set of buffers live together.
-    ends = np.unique(last) if n else np.zeros(1, np.int64)
+    ends = distinct(last) if n else np.zeros(1, np.int64)
     n_sections = len(ends)
     sec_lo, sec_hi = np.searchsorted(ends, first), np.searchsorted(ends, last)
     ov_start, ov = _interval_lists(first, last)

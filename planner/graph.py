@@ -78,7 +78,26 @@ class Graph:
     @cached_property
     def buffer_index(self) -> dict[str, int]:
         """Buffer name to its index in `buffers`."""
-        return {buf.name: i for i, buf in enumerate(self.buffers)}
+        return {name: i for i, name in enumerate(self.buffer_names)}
+
+    @cached_property
+    def buffer_names(self) -> tuple[str, ...]:
+        """Each buffer's name, by buffer index."""
+        return tuple([buf.name for buf in self.buffers])
+
+    @cached_property
+    def buffer_bytes(self) -> tuple[int, ...]:
+        """Each buffer's bytes (before alignment), by buffer index."""
+        return tuple([buf.bytes for buf in self.buffers])
+
+    def known_chain(self) -> bool:
+        """Whether the graph is, by construction, exactly the chain of its schedule (every node
+        once, in schedule order, one edge from each to the next), so nothing need check it."""
+        return False
+
+    def build_objects(self) -> None:
+        """Build now the node, edge and buffer objects that a graph read from a large trace
+        builds on first use (call it on a worker thread before a window walks them)."""
 
     @cached_property
     def reserved(self) -> tuple[int, ...]:

@@ -91,6 +91,8 @@ def default_conflicts(graph: Graph) -> str:
     "serial" when the DAG is exactly the chain of its schedule (a MiniMalloc file): there both
     models give the same conflicts, and the serial one is the cheaper. "dag" otherwise.
     """
+    if graph.known_chain():
+        return "serial"
     schedule = graph.schedule
     if schedule is None or len(schedule) != len(graph.nodes) or \
             len(graph.edges) != max(len(schedule) - 1, 0):

@@ -23,7 +23,7 @@ FITS = {"first": 0, "best": 1}
 def largest_first_order(graph: Graph, model) -> tuple[int, ...]:
     """Buffer indices by reserved bytes, largest first; ties by first use, then name."""
     first, _ = model.use_steps()
-    names = [b.name for b in graph.buffers]
+    names = graph.buffer_names
     return tuple(sorted(range(len(names)), key=lambda i: (-graph.reserved[i], first[i], names[i])))
 
 
@@ -54,7 +54,7 @@ def kernel_plan(graph: Graph, model, order, offsets, fit: str, capacity: int | N
     """A plan from precomputed offsets, its trace derived on demand; exceeding `capacity` is a
     `CapacityError` naming the first request past it (earlier requests never depend on it)."""
     reserved = graph.reserved
-    buffers = graph.buffers
+    names, sizes = graph.buffer_names, graph.buffer_bytes
     order_list = np.asarray(order, dtype=np.int64).tolist()
     offsets = np.asarray(offsets, dtype=np.int64)
     at_list = offsets.tolist()  # Python integers: indexing arrays per item is slow
@@ -66,10 +66,10 @@ def kernel_plan(graph: Graph, model, order, offsets, fit: str, capacity: int | N
             i = order_list[request]
             at, size = at_list[i], reserved[i]
             raise CapacityError(
-                f"capacity exceeded while placing request {request} {buffers[i].name!r} "
+                f"capacity exceeded while placing request {request} {names[i]!r} "
                 f"({size:,} bytes): lowest clear offset is {at:,}, and {at + size:,} > "
-                f"capacity {capacity:,}", request, buffers[i].name, size)
-    placements = tuple([Placement(buffers[i].name, at_list[i], buffers[i].bytes, reserved[i])
+                f"capacity {capacity:,}", request, names[i], size)
+    placements = tuple([Placement(names[i], at_list[i], sizes[i], reserved[i])
                         for i in order_list])
     return Plan(
         placements=placements,

@@ -9,6 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """`np.unique` of a 1-d array, by one sort: NumPy 2.3 and later unique integers by hashing,
+    ten times slower than this on a million distinct steps."""
+    ordered = np.sort(values)
+    keep = np.ones(len(ordered), dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def overlap_mask(first: np.ndarray, last: np.ndarray, b: int) -> int:
     """The buffers whose range overlaps buffer `b`'s (not `b` itself), as a bitset."""
     live = (first <= last[b]) & (last >= first[b])

@@ -12,21 +12,29 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from .cancel import NEVER, CancelToken
 from .errors import PlanError
-from .graph import SIZE_LIMIT, Buffer, Graph, Node, align_up
+from .graph import SIZE_LIMIT, Graph, align_up
 from .atomic_write import write_atomic
 from .input_limits import INTEGER_DIGITS_LIMIT, quoted, read_text
+from .intervals import distinct
 from .plan import Plan
 from .serial_model import serial_schedule
+from .timeline_graph import timeline_graph
 
 REQUIRED_COLUMNS = ("id", "lower", "upper", "size")
 OPTIONAL_COLUMNS = ("alignment", "offset")
+
+# Spaces on either side of a number that the whole-array reader strips; more go row by row.
+_PADDING = 4
+
+# Per byte: an ASCII space (as str.isspace has them) or part of a wider character, which may be
+# one too; fields that begin or end with none of these need no stripping.
+_SPACE_OR_WIDE = np.array([chr(b).isspace() or b >= 0x80 for b in range(256)])
 
 
 def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
@@ -67,50 +75,107 @@ def _integer(text: str, path: Path, line: int, column: str) -> int:
 
 
 def _parse_plain(path: Path):
-    """What `_parse` returns, for the common file (no quotes, no offset column, integers that fit
-    64 bits, nothing to report), by whole-column operations: a million rows in about a second.
-    None for any other file; `_parse` then reads it row by row and names the first problem."""
+    """What `_parse` returns, for the common file (no quotes, no offset column, integers of up
+    to 18 digits, nothing to report), by whole-array operations on the file's bytes: a million
+    rows in about a second, without a string per field. None for any other file; `_parse` then
+    reads it row by row and names the first problem."""
     text = read_text(path)
     if '"' in text or "\r" in text:
         return None
-    # Rows end at "\n" only, as the csv module reads them: str.splitlines would also break at
-    # "\x0b", "\x1c", "\u2028" and others, splitting one row into two buffers.
-    lines = [line for line in text.split("\n") if line]
-    if not lines:
+    raw = text.encode("utf-8")
+    data = np.frombuffer(raw, dtype=np.uint8)
+    # Rows end at "\n" only, as the csv module reads them (str.splitlines would also break at
+    # "\x0b", "\u2028" and others); empty lines are skipped, as it skips them.
+    breaks = np.flatnonzero(data == ord("\n"))
+    line_start = np.concatenate(([0], breaks + 1))
+    line_end = np.concatenate((breaks, [len(data)]))
+    kept = line_end > line_start
+    line_start, line_end = line_start[kept], line_end[kept]
+    if not len(line_start):
         return None
-    header = [c.strip().lower() for c in lines[0].split(",")]
+    header = [c.strip().lower() for c in raw[line_start[0]:line_end[0]].decode().split(",")]
     if sorted(header) not in (sorted(REQUIRED_COLUMNS), sorted(REQUIRED_COLUMNS + ("alignment",))):
         return None
-    rows = lines[1:]
+    row_start, row_end = line_start[1:], line_end[1:]
     width = len(header)
-    if any(line.count(",") != width - 1 for line in rows):
+    commas = np.flatnonzero(data == ord(","))
+    commas = commas[commas > line_end[0]]
+    if len(commas) != len(row_start) * (width - 1):
         return None
-    fields = ",".join(rows).split(",")
-    col = {name: fields[k::width] for k, name in enumerate(header)}
-    ids = [name.strip() for name in col["id"]]
-    numeric = [c for c in header if c != "id"]
-    if any(max(map(len, col[c]), default=0) > INTEGER_DIGITS_LIMIT for c in numeric):
+    # As many commas as rows need: each row has its share exactly when each share lies inside it.
+    commas = commas.reshape(-1, width - 1)
+    if len(commas) and ((commas[:, 0] < row_start).any() or (commas[:, -1] >= row_end).any()):
         return None
-    numbers = "".join("".join(col[c]) for c in numeric)
-    if "_" in numbers or not numbers.isascii():  # int() would take "1_000" and non-ASCII digits
-        return None
-    try:
-        values = {c: np.array(list(map(int, col[c])), dtype=np.int64) for c in numeric}
-    except (ValueError, OverflowError):
-        return None
+
+    def field(k: int) -> tuple[np.ndarray, np.ndarray]:  # where column k's fields start and end
+        return (row_start if k == 0 else commas[:, k - 1] + 1,
+                row_end if k == width - 1 else commas[:, k])
+
+    ids = _texts(raw, *field(header.index("id")))
+    values = {}
+    for k, name in enumerate(header):
+        if name != "id":
+            values[name] = _digits(data, *field(k))
+            if values[name] is None:
+                return None
     lowers, uppers, sizes = values["lower"], values["upper"], values["size"]
-    alignments = np.unique(values.get("alignment", np.ones(1, np.int64)))
-    if "" in ids or len(set(ids)) < len(ids) or (uppers <= lowers).any() or (sizes < 0).any() \
+    alignments = distinct(values["alignment"]) if "alignment" in values else np.ones(1, np.int64)
+    alignments = alignments if len(alignments) else np.ones(1, np.int64)
+    if "" in ids or len(set(ids)) < len(ids) or (uppers <= lowers).any() \
             or len(alignments) > 1 or alignments[0] <= 0:
         return None
-    return ids, lowers.tolist(), uppers.tolist(), sizes.tolist(), int(alignments[0]), {}
+    return ids, lowers, uppers, sizes, int(alignments[0]), {}
+
+
+def _texts(raw: bytes, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+    """The fields raw[starts[i]:ends[i]] (no newline inside), stripped, by one decode: the
+    fields and the byte after each are cut out together, that byte made a newline."""
+    if not len(starts):
+        return []
+    data = np.frombuffer(raw + b"\n", dtype=np.uint8)  # the last field may end the file
+    marks = np.zeros(len(data) + 1, dtype=np.int8)
+    marks[starts] += 1  # no two fields start, or end, at one byte
+    marks[ends + 1] -= 1
+    cut = data[np.cumsum(marks[:-1], dtype=np.int8).astype(bool)]
+    cut[np.cumsum(ends - starts + 1) - 1] = ord("\n")
+    fields = cut.tobytes().decode().split("\n")[:-1]
+    if _SPACE_OR_WIDE[data[starts]].any() or _SPACE_OR_WIDE[data[np.maximum(ends, 1) - 1]].any():
+        fields = [field.strip() for field in fields]  # some field may begin or end in a space
+    return fields
+
+
+def _digits(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The values of the fields data[starts[i]:ends[i]] as int64, where each is 1 to 18 ASCII
+    digits between spaces (so none overflows); None where one is not."""
+    starts, ends = starts.copy(), ends.copy()
+    for _ in range(_PADDING):  # spaces around a number, as int() allows them
+        lead = (starts < ends) & (data[np.minimum(starts, len(data) - 1)] == ord(" "))
+        trail = (starts < ends) & (data[ends - 1] == ord(" "))
+        if not (lead.any() or trail.any()):
+            break
+        starts += lead
+        ends -= trail
+    lengths = ends - starts
+    if len(lengths) and (lengths.min() < 1 or lengths.max() > 18):
+        return None
+    values = np.zeros(len(starts), dtype=np.int64)
+    for place in range(int(lengths.max(initial=0))):
+        active = lengths > place
+        digit = data[np.where(active, starts + place, 0)].astype(np.int64) - ord("0")
+        if (active & ((digit < 0) | (digit > 9))).any():
+            return None
+        values = np.where(active, values * 10 + digit, values)
+    return values
 
 
 def _parse(path: Path):
     """Validated rows: ids, lowers, uppers, sizes, the alignment, and offsets by id."""
     plain = _parse_plain(path)
-    if plain is not None:
-        return plain
+    return plain if plain is not None else _parse_rows(path)
+
+
+def _parse_rows(path: Path):
+    """What `_parse` returns, row by row with the csv module, naming the first problem."""
     header, rows, lines = _read_rows(path)
     width = len(header)
     for line, row in zip(lines, rows):
@@ -158,35 +223,15 @@ def _parse(path: Path):
     return ids, lowers, uppers, sizes, alignment, offsets
 
 
-class TimeAttrs(Mapping):
-    """A time node's `attrs`, `{"time": t}`, as one small object: files have a million nodes."""
-
-    __slots__ = ("time",)
-
-    def __init__(self, time: int):
-        self.time = time
-
-    def __getitem__(self, key):
-        if key == "time":
-            return self.time
-        raise KeyError(key)
-
-    def __iter__(self):
-        return iter(("time",))
-
-    def __len__(self) -> int:
-        return 1
-
-
 def load_minimalloc_csv(path, *, cancel: CancelToken = NEVER) -> Graph:
     """Read a MiniMalloc CSV into a `Graph` for the serial model (alignment 1 unless a column says).
 
     Rows stay in file order as the request order; an `offset` column is ignored, with a warning.
     Time is compressed to the distinct `lower` and `upper - 1` values, each a node of one chain
     (`schedule` lists them all); a node's `attrs` keep its original `time`, so
-    `write_minimalloc_csv` writes the same `lower`/`upper` back. The graph is built directly,
-    without a closure or per-row checks when the file is plain (see `_parse_plain`): a million
-    rows load in a few seconds.
+    `write_minimalloc_csv` writes the same `lower`/`upper` back. The graph is a
+    `TimelineGraph`: columns, with the nodes and buffers built only when something walks them;
+    a plain file (see `_parse_plain`) is read by whole-column operations.
     """
     path = Path(path)
     ids, lowers, uppers, sizes, alignment, offsets = _parse(path)
@@ -196,18 +241,18 @@ def load_minimalloc_csv(path, *, cancel: CancelToken = NEVER) -> Graph:
                       f"Slabscope places the buffers itself and does not check those offsets",
                       stacklevel=2)
     cancel.report("load", 0.5)
-    times = sorted(set(lowers).union(u - 1 for u in uppers))
-    node_names = [f"t{t}" for t in times]
-    by_time = dict(zip(times, node_names))
-    nodes = tuple([Node(n, attrs=TimeAttrs(t)) for n, t in zip(node_names, times)])
-    cancel.report("load", 0.75)
-    buffers = tuple(
-        Buffer(name, size, (by_time[lo],) if lo == hi - 1 else (by_time[lo], by_time[hi - 1]))
-        for name, lo, hi, size in zip(ids, lowers, uppers, sizes)
-    )
-    names = tuple(node_names)
-    return Graph(nodes=nodes, edges=tuple(zip(names, names[1:])), buffers=buffers,
-                 alignment=alignment, order=tuple(ids), schedule=names, name=path.stem)
+    lowers, uppers, sizes = (_column(values) for values in (lowers, uppers, sizes))
+    return timeline_graph(ids, lowers, uppers, sizes, alignment, path.stem)
+
+
+def _column(values) -> np.ndarray:
+    """Integers as int64, or as Python integers where one does not fit 64 bits."""
+    if isinstance(values, np.ndarray):
+        return values
+    try:
+        return np.asarray(values, dtype=np.int64).reshape(-1)
+    except OverflowError:
+        return np.asarray(values, dtype=object).reshape(-1)
 
 
 def read_minimalloc_offsets(path) -> dict[str, int]:

@@ -25,6 +25,8 @@ def serial_schedule(graph: Graph) -> tuple[int, ...]:
     """
     if graph.schedule is None:
         return graph.topo
+    if graph.known_chain():
+        return tuple(range(len(graph.nodes)))
     valid = _valid_schedule(graph)
     if valid is not None:
         return valid

@@ -60,6 +60,7 @@ _file_order = IdentityCache(lambda graph: tuple(graph.buffers[i].name
 def _prepare(graph: planner.Graph, preparers, token) -> None:
     """Run the views' graph preparers on a graph just loaded (in the worker), checking `token`."""
     token.check()
+    graph.build_objects()
     _file_order(graph)
     for prepare in preparers:
         prepare(graph)
