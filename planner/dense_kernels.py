@@ -701,10 +701,12 @@ class IntervalPlacer:
 
 
 def _overlap_degree(first: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """Per buffer, how many others its [first, last] range overlaps (two sorts)."""
-    started = np.searchsorted(np.sort(first), last, side="right")
-    ended = np.searchsorted(np.sort(last), first, side="left")
-    return started - ended - 1
+    """Per buffer, how many others its [first, last] range overlaps, for steps from 0: those
+    starting by its last step less those ending before its first (two counts per step)."""
+    steps = int(last.max()) + 1
+    started = np.cumsum(np.bincount(first, minlength=steps))
+    ended = np.concatenate(([0], np.cumsum(np.bincount(last, minlength=steps))))
+    return started[last] - ended[first] - 1
 
 
 # -- any conflict model, as bitsets -------------------------------------------------------------
