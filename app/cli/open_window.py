@@ -38,6 +38,7 @@ def run(args) -> int:
         graph, graph_path, settings = read_session(path)
     else:
         graph, graph_path, settings = planner.load(path), path, {}
+    graph.build_objects()  # now, not on the event loop's first walk over the buffers
     if QApplication.instance() is None:
         missing = _missing_display()
         if missing:
