@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from bench.chain import chain_graph_data, minimalloc_rows  # noqa: E402
 from bench.dense_trace import dense_rows  # noqa: E402
 from bench.layered import layered_graph_data  # noqa: E402
+from bench.trees import python_path  # noqa: E402
 
 # kind -> (sizes, file suffix, extra plan arguments, {size: (goal seconds, goal GiB)})
 KINDS = {
@@ -75,7 +76,7 @@ def run_plan(tree: Path, path: Path, extra: list[str], timeout: float, memory_ca
     began = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "slabscope.app.cli", "plan", str(path), "--json", *extra],
                              cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             preexec_fn=limit, env={**os.environ, "PYTHONPATH": str(tree)})
+                             preexec_fn=limit, env={**os.environ, "PYTHONPATH": python_path(tree)})
     deadline = began + timeout
     while True:
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)

@@ -20,6 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.trees import python_path  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "x7Hs9SecretPassw0rd"
 TRACE = "id,lower,upper,size\na,0,2,64\nb,1,3,32\n"
@@ -69,7 +73,7 @@ ATTACKS = [
 
 
 def _run(tree: Path, folder: Path, argv: list[str]) -> tuple[int | str, str, str, float]:
-    env = {**os.environ, "PYTHONPATH": str(tree), "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "PYTHONPATH": python_path(tree), "QT_QPA_PLATFORM": "offscreen"}
     started = time.monotonic()
     try:
         result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", *argv], cwd=folder, env=env,

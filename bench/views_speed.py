@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.trees import python_path
+
 Y_1 = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "idealloc" / "Y_1.csv"
 EXPORT_VIEWS = ("slab", "map", "dag", "window")
 HOVERS = 10
@@ -97,7 +99,7 @@ def _export_seconds(tree: Path, view: str) -> float | None:
 
 
 def _env(tree: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(os.environ, PYTHONPATH=python_path(tree))
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     return env
 
