@@ -75,7 +75,7 @@ def run_plan(tree: Path, path: Path, extra: list[str], timeout: float, memory_ca
 
     began = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "slabscope.app.cli", "plan", str(path), "--json", *extra],
-                             cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             cwd=python_path(tree), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              preexec_fn=limit, env={**os.environ, "PYTHONPATH": python_path(tree)})
     deadline = began + timeout
     while True:

@@ -23,7 +23,8 @@ PARTS = ("app", "planner", "gpu", "assets")
 @functools.cache
 def python_path(tree: Path) -> str:
     """A `PYTHONPATH` under which `slabscope` and all its parts import from `tree` (a tree
-    from before the one `slabscope` package is used as it is)."""
+    from before the one `slabscope` package is used as it is). Run `python -m` with it as the
+    working folder too: `-m` puts the working folder first on the path."""
     tree = Path(tree).resolve()
     if not (tree / "slabscope").is_dir():
         return str(tree)

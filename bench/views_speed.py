@@ -92,7 +92,7 @@ def _export_seconds(tree: Path, view: str) -> float | None:
     out = Path("/tmp") / f"views_speed_{os.getpid()}_{view}.png"
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "slabscope.app.cli", "export", str(Y_1), "--view", view,
-                             "--png", str(out)], cwd=tree, env=_env(tree), capture_output=True,
+                             "--png", str(out)], cwd=python_path(tree), env=_env(tree), capture_output=True,
                             text=True, timeout=600)
     out.unlink(missing_ok=True)
     return time.perf_counter() - start if result.returncode == 0 else None
