@@ -12,8 +12,9 @@ exists, the same for the baseline (the baseline commit's files from `git archive
 temporary folder; run under a timeout and an address-space cap so old quadratic code cannot
 starve the machine), and the growth exponent log(t2/t1)/log(n2/n1) between consecutive sizes.
 For the dense rows it also runs omnimalloc's C++ greedy on the same intervals (in its own
-process, with the same timeout; a refusal is shown as its one-line reason). Timings on a shared
-machine are noisy: read ratios, not digits.
+process, with the same timeout; a refusal is shown as its one-line reason). Each tree first
+plans a small dense trace untimed, so that numba compiling its kernels (for a tree in a new
+folder) is not counted. Timings on a shared machine are noisy: read ratios, not digits.
 """
 
 from __future__ import annotations
@@ -156,6 +157,9 @@ def main() -> None:
             print(f"{'graph':<13} {'size':>9}  {'seconds':>8} {'peak MiB':>9} {'exp':>5}  "
                   f"{'goal':>11}  {'baseline s':>10} {'MiB':>7} {'exp':>5}  {'ratio':>6}",
                   flush=True)
+            for tree in (ROOT, baseline) if baseline else (ROOT,):
+                # Untimed: numba compiles a tree's kernels on its first run from a new folder.
+                run_plan(tree, write_graph("dense", 10_000, scratch), [], args.timeout, cap)
             for kind in args.only.split(","):
                 sizes, _, extra, goals = KINDS[kind]
                 sizes = [s for s in sizes if not args.quick or s <= QUICK_LIMIT]
