@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout, QHeade
 
 from slabscope import planner
 from slabscope.planner.lazy_trace import reuses_by_name
-from slabscope.app.views.buffer_details import stack_frames
+from slabscope.app.views.buffer_details import describe_buffer
 from slabscope.app.views.buffer_emphasis import PointerOutlines
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.lazy_combo import LazyNameCombo
@@ -202,8 +202,8 @@ class BufferTableModel(QAbstractTableModel):
         if column in ("uses", "reuses"):
             return ", ".join(value) or None
         if column == "name":
-            # A PyTorch snapshot's buffer: the stack that allocated it.
-            return "\n".join(stack_frames(self.session.graph, value)) or None
+            # The name whole, the facts of the columns not in view, and a snapshot's stack.
+            return describe_buffer(self.session, value)
         return None
 
     def buffer_name(self, row: int) -> str:
@@ -317,7 +317,6 @@ class Inspector(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
         for c, width in enumerate(COLUMN_WIDTHS):
             header.resizeSection(c, width)
             header.setSectionHidden(c, COLUMNS[c] not in SHOWN_COLUMNS)
@@ -502,17 +501,12 @@ class Inspector(QWidget):
         self._fit_name()
 
     def _fit_name(self) -> None:
-        """The name column as wide as the longest name (by characters), or as the room the other
-        shown columns leave in the table, whichever is less (longer names elide in the middle)."""
-        graph = self.session.graph
-        if graph is None or not graph.buffers:
-            return
+        """The name column takes the room the other shown columns leave in the table, so that
+        all of them are in view (longer names elide in the middle; the tooltip has them whole)."""
         header = self.table.horizontalHeader()
-        needed = self.table.fontMetrics().horizontalAdvance(_longest_name(graph)) + CELL_PADDING
         others = sum(header.sectionSize(c) for c in range(1, len(COLUMNS))
                      if not header.isSectionHidden(c))
-        room = self.table.viewport().width() - others
-        header.resizeSection(0, max(COLUMN_WIDTHS[0], min(needed, room)))
+        header.resizeSection(0, max(COLUMN_WIDTHS[0], self.table.viewport().width() - others))
 
     def shown_columns(self) -> list[str]:
         """The table's columns in view (not hidden by the column chooser), left to right."""

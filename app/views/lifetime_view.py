@@ -297,7 +297,9 @@ class LifetimeView(QWidget):
         reaching = np.flatnonzero(tops >= peak) if peak > 0 else np.zeros(0, np.int64)
         names = ", ".join(self._names[i] for i in reaching[:3])
         more = f" and {reaching.size - 3} more" if reaching.size > 3 else ""
-        self._peak_text = f", reached by {names}{more}" if reaching.size else ""
+        # "buffer 453", so that a trace's numbered buffers do not read as a count
+        which = "buffer" if reaching.size == 1 else "buffers"
+        self._peak_text = f", reached by {which} {names}{more}" if reaching.size else ""
         self.peak_line.show()
         self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
                                  y=np.full(reaching.size, float(peak)))
