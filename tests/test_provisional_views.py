@@ -78,6 +78,11 @@ def test_inspector_map_and_live_bytes_follow_searchs_best_plan_so_far(qtbot, win
     assert "provisional" in window.lifetime_view.summary.text()
     for name in ("slab", "lifetime", "inspector"):
         assert window.busy_overlays[name].text.endswith("(provisional)")
+    # Colouring the boxes anew redraws the plan on show, not an empty bar.
+    window.slab_view.colouring.combo.setCurrentIndex(1)
+    slab_end = window.slab_view.slab_end
+    assert slab_end.isVisible() and slab_end.value() == provisional.slab_bytes
+    assert len(window.slab_view.layer.names) == len(provisional.placements)
     QTest.keyClick(window, Qt.Key.Key_Escape)  # cancel: the first-fit plan is shown again
     qtbot.waitUntil(lambda: not window.planning.running, timeout=5000)
     assert shows_plan(window, first_fit)

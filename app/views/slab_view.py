@@ -458,7 +458,7 @@ class SlabView(QWidget):
     def _recolour(self) -> None:
         """Colour the boxes by the session's colouring (by kind or by frame)."""
         self.tween.finish()
-        self._layout_plan(self.session.plan)
+        self._layout_plan(self.session.shown_plan)  # search's best so far too
         self._refresh_emphasis()
 
     def _lanes_moved(self, *_) -> None:
