@@ -28,7 +28,8 @@ from slabscope.app.icon import application_icon
 from slabscope.app.views.busy_overlay import BusyOverlay
 from slabscope.app.views.export_title import export_title
 from slabscope.app.views.png_export import render_png, render_svg
-from slabscope.app.views.window_export import enter_window_export, leave_window_export
+from slabscope.app.views.window_export import (enter_window_export, leave_window_export,
+                                               without_veils)
 from slabscope.app.views.dag_view import DagView
 from slabscope.app.views.elided_label import ElidedLabel
 from slabscope.app.views.tab_memory import TabMemory
@@ -264,16 +265,18 @@ class MainWindow(QMainWindow):
 
     def export_png(self, view: str, path, scale: float | None = None) -> bool:
         """Write `view` as it is on screen to `path`: a PNG (default scale: the menu's choice), or
-        an SVG when the name ends in .svg."""
+        an SVG when the name ends in .svg; busy veils are left out (the title line says what
+        they say)."""
         widget, title = self.export_widget(view), export_title(self.session)
         try:
             # Never over the graph or session file this window has open.
             check_outputs([self.session.path, self.session_file], [("export", path)])
-            if Path(path).suffix.lower() == ".svg":
-                written = render_svg(widget, path, title)
-            else:
-                written = render_png(widget, path, self.export_scale() if scale is None else scale,
-                                     title)
+            with without_veils(self):
+                if Path(path).suffix.lower() == ".svg":
+                    written = render_svg(widget, path, title)
+                else:
+                    written = render_png(widget, path,
+                                         self.export_scale() if scale is None else scale, title)
         except planner.PlanError as exc:
             self.show_error("Cannot export", str(exc))
             return False

@@ -131,14 +131,29 @@ def test_the_map_behind_another_tab_is_drawn_when_shown_or_exported(qtbot, windo
     assert view.drawn_lines()["peak"] == old.slab_bytes
 
 
-def test_export_titles_say_provisional_while_search_runs(qtbot, window, tmp_path):
+def test_export_titles_say_provisional_while_search_runs(qtbot, window, tmp_path, monkeypatch):
+    from slabscope.app import window as window_module
+
     session = window.session
     session.budget = LONG_BUDGET
     session.set_algorithm("search")
     qtbot.waitUntil(lambda: session.plan_provisional, timeout=20000)
     title = export_title(session)
     assert "provisional (best so far after" in title and "search continues" in title
-    assert window.export_png("window", tmp_path / "window.png", 1.0)
+    drawn = []
+    render = window_module.render_png
+
+    def watched(widget, path, scale, title):
+        drawn.append((title, [o.isHidden() for o in window.busy_overlays.values()]))
+        return render(widget, path, scale, title)
+
+    monkeypatch.setattr(window_module, "render_png", watched)
+    for view in ("window", "map"):
+        assert window.export_png(view, tmp_path / f"{view}.png", 1.0)
+    # The title says provisional; the veil saying so on screen is not in the picture.
+    assert all("provisional" in t and all(hidden) for t, hidden in drawn) and len(drawn) == 2
+    assert window.busy_overlays["lifetime"].text.endswith("(provisional)")
+    assert not window.busy_overlays["lifetime"].isHidden()  # back on screen
     session.cancel()
     assert "provisional" not in export_title(session)
 
