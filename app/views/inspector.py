@@ -69,7 +69,7 @@ class BufferTableModel(QAbstractTableModel):
         for prepare in (prepare_conflict_counts, prepare_widest, prepare_step_model):  # in the worker
             if prepare not in session.prepare_plans:
                 session.prepare_plans.append(prepare)
-        for prepare in (_largest_sizes, _longest_name):  # the columns' widths, on loading
+        for prepare in (_largest_sizes,):  # the size columns' widths, on loading
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
         # Rows of what the session points at are tinted in its outline colour, as in the plots.
@@ -227,7 +227,7 @@ class BufferTableModel(QAbstractTableModel):
             if steps is None or not len(steps.last):
                 return "-"
             latest = int(steps.last.max())
-            return _lifetime_text(latest - 1, latest)  # as wide as any (digits are as wide)
+            return f"{latest:,}{LIFETIME_DASH}{latest:,}"  # at least as wide as any
         values = [v for v in (self.cell(r, column) for r in range(len(graph.buffers))) if v is not None]
         return str(max(values)) if values else "-"
 
@@ -261,8 +261,6 @@ def prepare_conflict_counts(graph: planner.Graph, plan: planner.Plan) -> None:
 # Undo and redo show earlier plans again: their column widths are not worked out anew.
 _largest_offset = IdentityCache(lambda plan: max((p.offset for p in plan.placements), default=None))
 # Made by the loading worker too, where a graph without buffers must not fail: hence defaults.
-_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len,
-                                                default=""), size=2)
 _largest_sizes = IdentityCache(lambda graph: (max((b.bytes for b in graph.buffers), default=0),
                                               max(graph.reserved, default=0)), size=2)
 
