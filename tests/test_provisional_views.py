@@ -138,8 +138,9 @@ def test_export_titles_say_provisional_while_search_runs(qtbot, window, tmp_path
     session.budget = LONG_BUDGET
     session.set_algorithm("search")
     qtbot.waitUntil(lambda: session.plan_provisional, timeout=20000)
-    title = export_title(session)
-    assert "provisional (best so far after" in title and "search continues" in title
+    title, plan = export_title(session), session.provisional_plan
+    done = f" after {plan.iterations:,} steps" if plan.iterations else ""
+    assert title.endswith(f" · provisional (best so far{done}; search continues)")
     drawn = []
     render = window_module.render_png
 

@@ -14,8 +14,9 @@ def search_status(plan, provisional: bool) -> str | None:
     """What a picture must say about how a search plan was found: "provisional" for search's
     best so far while it still runs, or that the budget cut the search short (from what the
     plan records); None for a plan whose work ran to its end."""
-    if provisional:  # its proof: "best so far after 1,234 steps; search continues"
-        return f"provisional ({plan.proof})" if plan.proof else "provisional"
+    if provisional:  # the steps search had finished when it offered this plan
+        done = f" after {plan.iterations:,} steps" if plan.iterations else ""
+        return f"provisional (best so far{done}; search continues)"
     clauses = (plan.proof or "").split("; ")
     cut = next((c for c in clauses if BUDGET_CUT in c), None)
     if cut is None:
