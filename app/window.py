@@ -4,8 +4,8 @@ Every panel is built from the one `Session`; the window only wires menus to sess
 handles files (open, drag and drop, recent files, session files, unsaved-changes warning). It
 installs one `TaskExecutor`, so loading, planning, search and runs run in the background: the
 status bar says what is running, for how long and how far it is (with a Cancel button), the
-panels waiting for it are marked, search's best plan so far shows in the slab bar marked
-provisional, and Esc cancels.
+panels waiting for it are marked, search's best plan so far shows in the slab bar, the lifetime
+map and the inspector, marked provisional, and Esc cancels.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from slabscope.app.icon import application_icon
 from slabscope.app.views.busy_overlay import BusyOverlay
 from slabscope.app.views.export_title import export_title
 from slabscope.app.views.png_export import render_png, render_svg
-from slabscope.app.views.window_export import enter_window_export, leave_window_export
+from slabscope.app.views.window_export import (enter_window_export, leave_window_export,
+                                               without_veils)
 from slabscope.app.views.dag_view import DagView
 from slabscope.app.views.elided_label import ElidedLabel
 from slabscope.app.views.tab_memory import TabMemory
@@ -148,7 +149,8 @@ class MainWindow(QMainWindow):
         session.sigError.connect(self._remember_error)
         session.sigBusyChanged.connect(self._busy_changed)
         session.sigPlanChanged.connect(self._show_marks)
-        # Search's best plan so far goes to the slab bar as a plan would, and is marked.
+        # Search's best plan so far goes to the slab bar as a plan would, and is marked (the
+        # lifetime map and the inspector follow it themselves).
         session.sigProvisionalPlan.connect(self.slab_view._plan_changed)
         session.sigProvisionalPlan.connect(self._show_marks)
         session.sigOpened.connect(self.opened)
@@ -263,16 +265,18 @@ class MainWindow(QMainWindow):
 
     def export_png(self, view: str, path, scale: float | None = None) -> bool:
         """Write `view` as it is on screen to `path`: a PNG (default scale: the menu's choice), or
-        an SVG when the name ends in .svg."""
+        an SVG when the name ends in .svg; busy veils are left out (the title line says what
+        they say)."""
         widget, title = self.export_widget(view), export_title(self.session)
         try:
             # Never over the graph or session file this window has open.
             check_outputs([self.session.path, self.session_file], [("export", path)])
-            if Path(path).suffix.lower() == ".svg":
-                written = render_svg(widget, path, title)
-            else:
-                written = render_png(widget, path, self.export_scale() if scale is None else scale,
-                                     title)
+            with without_veils(self):
+                if Path(path).suffix.lower() == ".svg":
+                    written = render_svg(widget, path, title)
+                else:
+                    written = render_png(widget, path,
+                                         self.export_scale() if scale is None else scale, title)
         except planner.PlanError as exc:
             self.show_error("Cannot export", str(exc))
             return False
@@ -550,12 +554,10 @@ class MainWindow(QMainWindow):
         """Veil the panels whose content is being made, or is out of date, and say so in the
         title and summary."""
         session = self.session
-        provisional = None
         if session.busy is not None and session.loading:
             text = f"{session.busy}…"
-        elif session.plan_provisional:
-            text = "Searching… the slab bar shows the best plan so far"
-            provisional = f"Searching… best so far {self._provisional_text()} (provisional)"
+        elif session.plan_provisional:  # every panel of the plan shows search's best so far
+            text = f"Searching… best so far {self._provisional_text()} (provisional)"
         elif session.busy is not None:
             text = "Planning… the earlier plan is shown" if session.plan_stale else "Planning…"
         elif session.plan_stale:
@@ -564,8 +566,7 @@ class MainWindow(QMainWindow):
             text = None
         for name, overlay in self.busy_overlays.items():
             # The graph panel depends on the graph only: it waits for loads, never for plans.
-            overlay.set_text(provisional if name == "slab" and provisional else
-                             text if name != "graph" or session.loading else None)
+            overlay.set_text(text if name != "graph" or session.loading else None)
         self._update_title()
         self._update_summary()
 

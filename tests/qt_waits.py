@@ -7,3 +7,12 @@ def settled(qtbot, window, timeout: int = 10000) -> None:
     qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running
                     and not window.dag_view.building, timeout=timeout)
 
+
+
+def show_tab(qtbot, window, name: str) -> None:
+    """Bring dock tab `name` ("lifetime", ...) forward and wait until it has drawn what arrived
+    while it was behind another tab."""
+    window.docks[name].raise_()
+    panel = window.docks[name].widget()
+    qtbot.waitUntil(lambda: not panel.visibleRegion().isEmpty()
+                    and not getattr(panel, "pending", False))

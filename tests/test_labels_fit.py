@@ -60,7 +60,8 @@ def test_inspector_columns_fit_their_widest_value_when_built_over_a_plan(qtbot):
     qtbot.addWidget(inspector)
     metrics = inspector.table.fontMetrics()
     header = inspector.table.horizontalHeader()
-    for column in ("bytes", "reserved", "offset"):
+    inspector.show_column(COLUMNS.index("reserved"), True)  # hidden until chosen
+    for column in ("bytes", "reserved", "offset", "lifetime"):
         widest = inspector.model.widest_text(column)
         assert header.sectionSize(COLUMNS.index(column)) >= metrics.horizontalAdvance(widest) + 12
     assert inspector.table.textElideMode() == Qt.TextElideMode.ElideMiddle

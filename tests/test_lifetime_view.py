@@ -51,7 +51,7 @@ def test_the_peak_is_marked_at_the_slab_size_over_the_buffer_that_reaches_it(qtb
     session, view = make_view(qtbot)
     assert view.peak_line.isVisible()
     assert view.peak_line.value() == session.plan.slab_bytes == 1_196_288
-    assert "reached by t0" in view.summary.text()
+    assert "reached by buffer t0" in view.summary.text()
     assert [text for _, text in view.mark_labels()] == ["peak = bound 1.14 MiB"]
     xs, ys = view.peak_marker.getData()
     assert list(ys) == [1_196_288]

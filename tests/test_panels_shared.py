@@ -9,10 +9,11 @@ from PySide6.QtWidgets import QMessageBox
 from slabscope.app.views.buffer_emphasis import SELECTED
 from slabscope.app.views.palette import HOVERED
 from tests.examples import DIAMOND, onnx_light_model
-from tests.qt_waits import settled
+from tests.qt_waits import settled, show_tab
 
 
-def test_find_selects_a_buffer_in_every_panel(window):
+def test_find_selects_a_buffer_in_every_panel(qtbot, window):
+    show_tab(qtbot, window, "lifetime")  # the map behind the Slab tab has drawn nothing yet
     found = window.find_dialog.search("t0")
     assert ("buffer", "t0") in found
     window.find_dialog.choose_current()

@@ -84,6 +84,7 @@ class AllocatorPanel(QWidget):
         self.redraw_when_shown = RedrawWhenShown(self, self.redraw)
         session.sigGraphChanged.connect(self.redraw_when_shown)
         session.sigPlanChanged.connect(self.redraw_when_shown)
+        session.sigProvisionalPlan.connect(self.redraw_when_shown)  # search's best so far
         self.redraw()
 
     @staticmethod
@@ -147,7 +148,9 @@ class AllocatorPanel(QWidget):
             parts.append(f"it reserved {format_bytes(trace.peak_reserved_bytes)} when recorded")
         if plan is not None:
             parts.append(f"the <b style='color:{SLAB_COLOR.name()}'>slab</b> needs "
-                         f"<b>{format_bytes(plan.slab_bytes)}</b>")
+                         f"<b>{format_bytes(plan.slab_bytes)}</b>"
+                         + (" (search's best so far, provisional)"
+                            if self.session.plan_provisional else ""))
         parts.append(f"<b style='color:{LIVE_COLOR.name()}'>live</b> peak "
                      f"{format_bytes(replay.peak_live_bytes)}")
         frag = replay.fragmentation

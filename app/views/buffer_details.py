@@ -22,7 +22,8 @@ def conflicting_buffers(session, name: str) -> list[str]:
 def buffer_facts(session, name: str) -> list[tuple[str, str]]:
     """(label, value) pairs for buffer `name`: kind, bytes, reserved, offset, uses, conflicts."""
     buffer = session.graph.buffer(name)
-    placement = session.plan.by_name.get(name) if session.plan is not None else None
+    plan = session.shown_plan  # the plan the views draw: search's best so far while it runs
+    placement = plan.by_name.get(name) if plan is not None else None
     facts = [("kind", buffer.kind), ("bytes", f"{buffer.bytes:,} ({format_bytes(buffer.bytes)})")]
     if placement is not None:
         facts += [("reserved", f"{placement.reserved:,}"),

@@ -24,6 +24,9 @@ def format_bytes(count: float) -> str:
     return f"{value:.3g} {name}" if abs(value) < 1000 else f"{value:,.0f} {name}"
 
 
+LABEL_OVERHANG = 3  # pixels a vertical axis's tick label may reach past the axis's ends
+
+
 class ByteAxis(pg.AxisItem):
     """Ticks spaced at round multiples of one binary unit and labelled in it ('256 KiB')."""
 
@@ -31,6 +34,10 @@ class ByteAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
         self._unit = ("B", 1)
+        if orientation in ("left", "right"):
+            # A label may reach a few pixels past the axis's ends (the bottom tick's often
+            # does), but not so far that the plot's edge cuts it, as "500 GiB" was at the top.
+            self.setStyle(hideOverlappingLabels=LABEL_OVERHANG)
 
     def tickSpacing(self, minVal, maxVal, size):
         """Decimal spacing in the unit that suits the visible span, so ticks land on whole KiB/MiB."""

@@ -1,5 +1,10 @@
 """The inspector: the plan's summary, a sortable table of buffers, and a two-buffer comparison.
 
+The table shows name, bytes, offset and lifetime, each as wide as its widest value (measured
+with font metrics from the data, never by visiting rows); the rest (kind, reserved, conflicts,
+uses, reuses) are in the hover detail and can be shown from the header's menu. While search
+runs, the table and summary follow its best plan so far, marked provisional.
+
 The comparison says whether two buffers may share bytes and why, in the conflict model's words
 (which one precedes the other, or the pair of uses that cannot reach each other).
 """
@@ -7,24 +12,36 @@ The comparison says whether two buffers may share bytes and why, in the conflict
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import (QAbstractTableModel, QEvent, QModelIndex, QSortFilterProxyModel, Qt,
+                            Signal)
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout,
-                               QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
+                               QMenu, QTableView, QVBoxLayout, QWidget)
 
 from slabscope import planner
 from slabscope.planner.lazy_trace import reuses_by_name
-from slabscope.app.views.buffer_details import stack_frames
+from slabscope.app.views.buffer_details import describe_buffer
 from slabscope.app.views.buffer_emphasis import PointerOutlines
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.lazy_combo import LazyNameCombo
 from slabscope.app.views.byte_axis import format_bytes
+from slabscope.app.views.lifetimes import prepare_step_model, step_model
 
-COLUMNS = ("name", "kind", "bytes", "reserved", "offset", "uses", "conflicts", "reuses")
-COLUMN_WIDTHS = (96, 92, 78, 78, 78, 150, 64, 90)  # at least; number columns widen to fit
-NAME_WIDTH_LIMIT = 240  # the name column widens to its longest name up to this
+COLUMNS = ("name", "bytes", "offset", "lifetime", "kind", "reserved", "conflicts", "uses",
+           "reuses")
+COLUMN_WIDTHS = (96, 60, 60, 60, 92, 60, 64, 150, 90)  # at least; fitted columns widen to fit
+# In view at the window's default size; the others are shown from the header's menu.
+SHOWN_COLUMNS = ("name", "bytes", "offset", "lifetime")
+FITTED_COLUMNS = ("bytes", "offset", "lifetime", "reserved", "conflicts")  # sized to their widest
+PLAN_COLUMNS = ("offset", "reuses")  # what a new plan of the same graph changes
+NUMBER_COLUMNS = ("bytes", "reserved", "offset", "conflicts")
+RESORT_ROWS = 5_000  # up to this many rows, a table sorted by offset re-sorts per partial plan
+CELL_PADDING = 24  # a cell's margins and the header's sort arrow
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 NO_PICK = "—"
+LIFETIME_DASH = "–"
+PROVISIONAL_ROW = ("plan", "<b><span style='color:#8A5A00'>provisional</span></b>: search's best "
+                          "so far; the search continues")
 
 
 def _names(names, limit: int = 6) -> str:
@@ -38,16 +55,21 @@ class BufferTableModel(QAbstractTableModel):
     Cells are computed when the view asks for them, from the graph and plan on show, so a new
     plan on 62,000 buffers costs no per-row work up front."""
 
+    # After `follow_plan` redrew a plan's columns in place (their widths may need to follow).
+    sigPlanFollowed = Signal()
+
     def __init__(self, session, parent=None):
         super().__init__(parent)
         self.session = session
         self._graph = None
+        self._plan = None
         self._steps: dict | None = None  # the plan's reuses by buffer name, built on first use
+        self._lifetimes = None  # the plan's conflict model's steps (`lifetimes.StepModel`)
         self._counts: list[int] | None = None
-        for prepare in (prepare_conflict_counts, prepare_widest):  # counted in the worker
+        for prepare in (prepare_conflict_counts, prepare_widest, prepare_step_model):  # in the worker
             if prepare not in session.prepare_plans:
                 session.prepare_plans.append(prepare)
-        for prepare in (_largest_sizes, _longest_name):  # the columns' widths, on loading
+        for prepare in (_largest_sizes,):  # the size columns' widths, on loading
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
         # Rows of what the session points at are tinted in its outline colour, as in the plots.
@@ -73,11 +95,33 @@ class BufferTableModel(QAbstractTableModel):
     def refresh(self, *_):
         """Show the session's graph and plan."""
         self.beginResetModel()
-        self._graph, self._plan, self._steps = self.session.graph, self.session.plan, None
+        self._graph, self._steps = self.session.graph, None
+        self._set_plan(self.session.shown_plan)
         # While the first plan is made the worker builds the conflict model; counts wait for it.
         planning = self._plan is None and self.session.plan_error is None
         self._counts = None if self._graph is None or planning else self.conflict_counts()
         self.endResetModel()
+
+    def follow_plan(self, *_):
+        """Show the plan on show (search's best so far, or the one it gives way to) in place:
+        only the columns a plan changes are redrawn, and rows, selection and scrolling stay."""
+        if self.session.graph is not self._graph or self._graph is None:
+            self.refresh()
+            return
+        self._steps = None
+        self._set_plan(self.session.shown_plan)
+        count = self.rowCount()
+        if count:
+            for column in PLAN_COLUMNS + ("lifetime",):
+                c = COLUMNS.index(column)
+                self.dataChanged.emit(self.index(0, c), self.index(count - 1, c))
+        self.sigPlanFollowed.emit()
+
+    def _set_plan(self, plan) -> None:
+        self._plan = plan
+        # Made by the planning worker with each plan (`prepare_step_model`).
+        self._lifetimes = (step_model(self._graph, plan.conflict_model)
+                           if plan is not None and self._graph is not None else None)
 
     def cell(self, row: int, column: str):
         """The value of `column` for source row `row`: a number, text, a tuple of names, or
@@ -98,6 +142,9 @@ class BufferTableModel(QAbstractTableModel):
             return buf.uses
         if column == "conflicts":
             return None if self._counts is None else self._counts[row]
+        if column == "lifetime":
+            steps = self._lifetimes
+            return None if steps is None else (int(steps.first[row]), int(steps.last[row]))
         if self._plan is None:
             return ()
         if self._steps is None:
@@ -111,8 +158,15 @@ class BufferTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if COLUMNS[section] == "lifetime":
+                step = self._lifetimes.step_name if self._lifetimes is not None else "step"
+                return f"first and last {step} the buffer is live"
+            return "Right-click to choose the columns; hover a row for all its facts"
         return None
 
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
@@ -123,7 +177,7 @@ class BufferTableModel(QAbstractTableModel):
             colour = self.outlines.outline_of(self.buffer_name(index.row()))
             return None if colour is None else _tint(colour)
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            if column in ("bytes", "reserved", "offset", "conflicts"):
+            if column in NUMBER_COLUMNS + ("lifetime",):
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             return None
         if role not in (SORT_ROLE, Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
@@ -132,20 +186,24 @@ class BufferTableModel(QAbstractTableModel):
         if role == SORT_ROLE:
             if column in ("uses", "reuses"):
                 return len(value)
+            if column == "lifetime":  # by first step, then last
+                return -1 if value is None else value[0] * (1 << 32) + value[1]
             return -1 if value is None else value
         if role == Qt.ItemDataRole.DisplayRole:
             if value is None:
                 return "-"
             if column in ("bytes", "reserved", "offset"):
                 return f"{value:,}"
+            if column == "lifetime":
+                return _lifetime_text(*value)
             if column in ("uses", "reuses"):
                 return _names(value, 3) or "-"
             return str(value)
         if column in ("uses", "reuses"):
             return ", ".join(value) or None
         if column == "name":
-            # A PyTorch snapshot's buffer: the stack that allocated it.
-            return "\n".join(stack_frames(self.session.graph, value)) or None
+            # The name whole, the facts of the columns not in view, and a snapshot's stack.
+            return describe_buffer(self.session, value)
         return None
 
     def buffer_name(self, row: int) -> str:
@@ -164,8 +222,19 @@ class BufferTableModel(QAbstractTableModel):
             return f"{_largest_sizes(graph)[column == 'reserved']:,}"
         if column == "conflicts":
             return str(max(self._counts)) if self._counts else "-"
+        if column == "lifetime":
+            steps = self._lifetimes
+            if steps is None or not len(steps.last):
+                return "-"
+            latest = int(steps.last.max())
+            return f"{latest:,}{LIFETIME_DASH}{latest:,}"  # at least as wide as any
         values = [v for v in (self.cell(r, column) for r in range(len(graph.buffers))) if v is not None]
         return str(max(values)) if values else "-"
+
+
+def _lifetime_text(first: int, last: int) -> str:
+    """"3–7", or "5" for a buffer live at one step only."""
+    return f"{first:,}" if first == last else f"{first:,}{LIFETIME_DASH}{last:,}"
 
 
 def _count_conflicts(model, buffers: int) -> list[int]:
@@ -192,8 +261,6 @@ def prepare_conflict_counts(graph: planner.Graph, plan: planner.Plan) -> None:
 # Undo and redo show earlier plans again: their column widths are not worked out anew.
 _largest_offset = IdentityCache(lambda plan: max((p.offset for p in plan.placements), default=None))
 # Made by the loading worker too, where a graph without buffers must not fail: hence defaults.
-_longest_name = IdentityCache(lambda graph: max((b.name for b in graph.buffers), key=len,
-                                                default=""), size=2)
 _largest_sizes = IdentityCache(lambda graph: (max((b.bytes for b in graph.buffers), default=0),
                                               max(graph.reserved, default=0)), size=2)
 
@@ -233,6 +300,9 @@ class Inspector(QWidget):
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
+        # Sorted on each new plan (a model reset) and header click, not per changed cell: see
+        # `_follow_provisional`.
+        self.proxy.setDynamicSortFilter(False)
         self.table = QTableView(self)
         self.table.setModel(self.proxy)
         # File order until a header is clicked: with no sort column set first, enabling sorting
@@ -245,10 +315,22 @@ class Inspector(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
         for c, width in enumerate(COLUMN_WIDTHS):
             header.resizeSection(c, width)
+            header.setSectionHidden(c, COLUMNS[c] not in SHOWN_COLUMNS)
+        # The column chooser: the header's context menu.
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._choose_columns)
+        self.column_actions = {}
+        self.column_menu = QMenu(self)
+        for c, column in enumerate(COLUMNS[1:], start=1):  # the name is always shown
+            action = self.column_menu.addAction(column)
+            action.setCheckable(True)
+            action.setChecked(column in SHOWN_COLUMNS)
+            action.toggled.connect(lambda shown, c=c: self.show_column(c, shown))
+            self.column_actions[column] = action
         self.model.modelReset.connect(self._fit_columns)
+        self.model.sigPlanFollowed.connect(self._fit_columns)
         self._fit_columns()  # the session may have had its plan before this table existed
         # Long names (a snapshot's "file.py:71 step #12") keep their line and counter in view.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
@@ -286,6 +368,8 @@ class Inspector(QWidget):
         session.sigGraphChanged.connect(self._show_summary)
         session.sigPlanChanged.connect(self._show_summary)
         session.sigPlanChanged.connect(self._show_verdict)
+        # Search's best plan so far (and the plan it gives way to on a cancel) is shown in place.
+        session.sigProvisionalPlan.connect(self._follow_provisional)
         session.sigSelectionChanged.connect(self._selection_from_session)
         session.selection_model.sigReveal.connect(self.reveal)
         self._fill_combos()
@@ -294,8 +378,8 @@ class Inspector(QWidget):
     # --- summary -------------------------------------------------------------------------
 
     def summary_rows(self) -> list[tuple[str, str]]:
-        """(label, value) pairs shown in the summary."""
-        graph, plan = self.session.graph, self.session.plan
+        """(label, value) pairs shown in the summary, of the plan on show."""
+        graph, plan = self.session.graph, self.session.shown_plan
         if graph is None:
             return [("graph", "none open")]
         rows = [("graph", f"{graph.name}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes")]
@@ -303,6 +387,8 @@ class Inspector(QWidget):
             return rows + [("plan", "being planned…")]
         if plan is None:
             return rows + [("plan", f"<span style='color:#C0392B'>{self.session.plan_error}</span>")]
+        if self.session.plan_provisional:
+            rows.append(PROVISIONAL_ROW)
         saved = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
         rows += [("slab", f"<b>{plan.slab_bytes:,}</b> bytes ({format_bytes(plan.slab_bytes)})"),
                  ("without reuse", f"{plan.no_reuse_bytes:,} bytes"),
@@ -397,20 +483,56 @@ class Inspector(QWidget):
             self._syncing = False
         self._show_verdict()
 
-    def _fit_columns(self) -> None:
-        """Number columns as wide as their widest number, so that none is cut off."""
+    # --- columns -------------------------------------------------------------------------
+
+    def _fit_columns(self, *_) -> None:
+        """Number and lifetime columns as wide as their widest value (found from the data and
+        measured with font metrics, not by visiting rows), so that none is cut off; the name
+        takes the room they leave."""
         metrics = self.table.fontMetrics()
         header = self.table.horizontalHeader()
-        for column in ("bytes", "reserved", "offset", "conflicts"):
+        for column in FITTED_COLUMNS:
             c = COLUMNS.index(column)
             needed = max(metrics.horizontalAdvance(self.model.widest_text(column)),
-                         metrics.horizontalAdvance(column)) + 24
+                         metrics.horizontalAdvance(column)) + CELL_PADDING
             header.resizeSection(c, max(COLUMN_WIDTHS[c], needed))
-        graph = self.session.graph
-        if graph is not None and graph.buffers:
-            # Names as wide as the longest (by characters), within reason.
-            needed = metrics.horizontalAdvance(_longest_name(graph)) + 24
-            header.resizeSection(0, min(max(COLUMN_WIDTHS[0], needed), NAME_WIDTH_LIMIT))
+        self._fit_name()
+
+    def _fit_name(self) -> None:
+        """The name column takes the room the other shown columns leave in the table, so that
+        all of them are in view (longer names elide in the middle; the tooltip has them whole)."""
+        header = self.table.horizontalHeader()
+        others = sum(header.sectionSize(c) for c in range(1, len(COLUMNS))
+                     if not header.isSectionHidden(c))
+        header.resizeSection(0, max(COLUMN_WIDTHS[0], self.table.viewport().width() - others))
+
+    def shown_columns(self) -> list[str]:
+        """The table's columns in view (not hidden by the column chooser), left to right."""
+        header = self.table.horizontalHeader()
+        return [COLUMNS[header.logicalIndex(v)] for v in range(header.count())
+                if not header.isSectionHidden(header.logicalIndex(v))]
+
+    def show_column(self, c: int, shown: bool) -> None:
+        """Show or hide column `c` (the header's menu); the name gives or takes the room."""
+        self.table.horizontalHeader().setSectionHidden(c, not shown)
+        self.column_actions[COLUMNS[c]].setChecked(shown)
+        self._fit_name()
+
+    def _choose_columns(self, position) -> None:
+        self.column_menu.popup(self.table.horizontalHeader().mapToGlobal(position))
+
+    # --- search's best plan so far -------------------------------------------------------
+
+    def _follow_provisional(self, *_) -> None:
+        """Show search's best plan so far in place. A large table sorted by a column the plan
+        changes keeps its row order until the final plan (re-sorting 62,000 rows through Python
+        per partial plan would stall the window); the summary says the plan is provisional."""
+        self.model.follow_plan()
+        sorted_by = self.proxy.sortColumn()
+        if 0 <= sorted_by and COLUMNS[sorted_by] in PLAN_COLUMNS + ("lifetime",) and (
+                not self.session.plan_provisional or self.model.rowCount() <= RESORT_ROWS):
+            self.proxy.invalidate()  # sorted again, keeping the selection
+        self._show_summary()
 
     def reveal(self, kind: str, name: str) -> None:
         """Scroll the table to buffer `name` (or to the first buffer node `name` uses)."""
@@ -429,6 +551,8 @@ class Inspector(QWidget):
         self.session.hover_buffer(self.model.buffer_name(self.proxy.mapToSource(index).row()))
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == event.Type.Leave:
+        if event.type() == QEvent.Type.Leave:
             self.session.hover_buffer(None)
+        elif event.type() == QEvent.Type.Resize:  # the table's width: the name's room
+            self._fit_name()
         return False

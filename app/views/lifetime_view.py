@@ -22,6 +22,7 @@ from slabscope.app.views.outline_legend import OutlineLegend
 from slabscope.app.views.palette import ANCESTOR
 from slabscope.app.views.range_zoom import RangeZoomViewBox
 from slabscope.app.views.rect_layer import RectLayer, pick_fills
+from slabscope.app.views.redraw_when_shown import RedrawWhenShown
 from slabscope.app.views.view_keys import bring_into_view, zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
@@ -32,6 +33,9 @@ HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click t
 PLAN_COLOR = QColor("#555555")
 RESERVED_COLOR = QColor("#E67E00")
 
+
+PROVISIONAL_TEXT = ("<b><span style='color:#8A5A00'>provisional</span></b>: search's best plan "
+                    "so far; the search continues")
 
 PLANNED, PYTORCH = "planned offsets", "PyTorch's addresses (segments end to end)"
 
@@ -138,8 +142,12 @@ class LifetimeView(QWidget):
             session.prepare_plans.append(prepare_step_model)
         if graph_kinds not in session.prepare_graphs:  # the legend's kinds, on loading
             session.prepare_graphs.append(graph_kinds)
+        # A map behind another dock tab is drawn when it comes forward, not per plan; search's
+        # best plan so far is drawn as a plan is (the executor sends one at most every 0.5 s).
+        self.redraw_when_shown = RedrawWhenShown(self, self._redraw)
         session.sigGraphChanged.connect(self._graph_changed)
-        session.sigPlanChanged.connect(self._redraw)
+        session.sigPlanChanged.connect(self.redraw_when_shown)
+        session.sigProvisionalPlan.connect(self.redraw_when_shown)
         session.sigHoverBuffer.connect(self._pointer_changed)
         session.sigHoverNode.connect(self._pointer_changed)
         session.sigSelectionChanged.connect(self._pointer_changed)
@@ -198,8 +206,15 @@ class LifetimeView(QWidget):
         self._redraw()
         self.view_box.enableAutoRange()
 
+    @property
+    def pending(self) -> bool:
+        """Whether a plan arrived while the map was behind another tab and is not drawn yet."""
+        return self.redraw_when_shown.pending
+
     def _redraw(self, *_) -> None:
-        graph, plan = self.session.graph, self.session.plan
+        """Draw the plan on show (search's best so far while it runs, marked provisional)."""
+        self.redraw_when_shown.pending = False
+        graph, plan = self.session.graph, self.session.shown_plan
         if graph is None or plan is None:
             self._names = []
             self.layer.set_rects([], [], [], [], [], [])
@@ -243,6 +258,8 @@ class LifetimeView(QWidget):
             tops, peak = y + height, float(plan.slab_bytes)
         self._mark_peak(peak, x, width, tops)
         self._mark_lower_bound(plan, pytorch)
+        if self.session.plan_provisional:
+            self.summary.setText(f"{PROVISIONAL_TEXT}<br>{self.summary.text()}")
         self._label_marks()
         self._pointer_changed()
 
@@ -280,7 +297,9 @@ class LifetimeView(QWidget):
         reaching = np.flatnonzero(tops >= peak) if peak > 0 else np.zeros(0, np.int64)
         names = ", ".join(self._names[i] for i in reaching[:3])
         more = f" and {reaching.size - 3} more" if reaching.size > 3 else ""
-        self._peak_text = f", reached by {names}{more}" if reaching.size else ""
+        # "buffer 453", so that a trace's numbered buffers do not read as a count
+        which = "buffer" if reaching.size == 1 else "buffers"
+        self._peak_text = f", reached by {which} {names}{more}" if reaching.size else ""
         self.peak_line.show()
         self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
                                  y=np.full(reaching.size, float(peak)))
@@ -330,7 +349,7 @@ class LifetimeView(QWidget):
     # --- emphasis and pointer ------------------------------------------------------------
 
     def _pointer_changed(self, *_) -> None:
-        if not self._names:
+        if not self._names or self.pending:  # a pending redraw ends with this
             return
         pointed = self.session.hovered_node or self.session.selection_model.node
         if self._position is None and pointed is not None:  # built when first needed
@@ -349,7 +368,8 @@ class LifetimeView(QWidget):
         """The detail line for the hovered buffer, else the first selected one, else the hint;
         from the plan on show."""
         hovered = self.session.hovered_buffer
-        known = self.session.plan.by_name if self.session.plan is not None and self._names else {}
+        plan = self.session.shown_plan
+        known = plan.by_name if plan is not None and self._names else {}
         self.plot_widget.setToolTip(describe_buffer(self.session, hovered)
                                     if hovered in known else "")
         self.details.setText(detail_text(self.session, known, HOVER_HINT))
@@ -373,8 +393,11 @@ class LifetimeView(QWidget):
         self.session.pick_buffer(name, toggle=bool(modifiers & Qt.KeyboardModifier.ControlModifier))
 
     def enter_export(self) -> None:
-        """Drop the hint, the outline key and pointer emphasis so a picture shows only the plan."""
+        """Drop the hint, the outline key and pointer emphasis so a picture shows only the plan
+        (drawn first if it arrived while the map was behind another tab)."""
         self._exporting = True
+        if self.pending:
+            self._redraw()
         self.details.hide()
         self.outline_legend.hide()
         self.placement_choice.hide()  # the axis title says which placement is drawn

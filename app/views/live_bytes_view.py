@@ -39,6 +39,7 @@ class LiveBytesView(QWidget):
         super().__init__(parent)
         self.session = session
         self.curve: LiveBytes | None = None
+        self.slab_line: pg.PlotDataItem | None = None  # the plan's slab across the curve
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -68,12 +69,15 @@ class LiveBytesView(QWidget):
                 session.prepare_graphs.append(prepare)
         session.sigGraphChanged.connect(self.redraw)
         session.sigPlanChanged.connect(self.redraw)
+        # Search's best plan so far moves the slab line only: the curves stay as drawn.
+        session.sigProvisionalPlan.connect(self.follow_plan)
         self.redraw()
 
     def redraw(self, *_) -> None:
         """Draw the curve of the session's graph and the marks of its plan."""
         plot = self.plot_widget.getPlotItem()
         plot.clear()
+        self.slab_line = None
         graph = self.session.graph
         if graph is None:
             self.curve = None
@@ -93,11 +97,25 @@ class LiveBytesView(QWidget):
                                         symbol="t", size=12, brush=pg.mkBrush(BOUND_COLOR),
                                         pen=pg.mkPen(None)))
         self._level(plot, curve.peak, BOUND_COLOR, "peak = lower bound")
-        plan = self.session.plan
-        if plan is not None:
-            self._level(plot, plan.slab_bytes, SLAB_COLOR, "slab of the plan")
-        self.summary.setText(self._summary_html(curve, plan, trace))
+        self.follow_plan()
         self.view_box.autoRange()
+
+    def follow_plan(self, *_) -> None:
+        """Draw the slab of the plan on show across the curve (search's best so far while it
+        runs, marked provisional) and say it in the summary."""
+        if self.curve is None:
+            return
+        plan = self.session.shown_plan
+        if self.slab_line is not None and plan is None:
+            self.plot_widget.getPlotItem().removeItem(self.slab_line)
+            self.slab_line = None
+        elif self.slab_line is None and plan is not None:
+            self.slab_line = self._level(self.plot_widget.getPlotItem(), plan.slab_bytes,
+                                         SLAB_COLOR, "slab of the plan")
+        elif plan is not None:
+            self.slab_line.setData([0, len(self.curve.bytes)], [float(plan.slab_bytes)] * 2)
+        self.summary.setText(self._summary_html(self.curve, plan,
+                                                getattr(self.session.graph, "allocator", None)))
 
     def _step_curve(self, plot, steps, values, colour: QColor, name: str, fill: bool) -> None:
         fill_colour = QColor(colour)
@@ -110,10 +128,11 @@ class LiveBytesView(QWidget):
                                brush=pg.mkBrush(fill_colour) if fill else None)
         plot.addItem(item)
 
-    def _level(self, plot, value: int, colour: QColor, name: str) -> None:
+    def _level(self, plot, value: int, colour: QColor, name: str) -> pg.PlotDataItem:
         line = pg.PlotDataItem([0, len(self.curve.bytes)], [float(value)] * 2, name=name,
                                pen=pg.mkPen(colour, width=1.5, style=Qt.PenStyle.DashLine))
         plot.addItem(line)
+        return line
 
     def _summary_html(self, curve: LiveBytes, plan, trace) -> str:
         step = curve.step_names[curve.peak_step] if curve.step_names else "-"
@@ -125,7 +144,9 @@ class LiveBytesView(QWidget):
                  "the least slab any plan can have"]
         if plan is not None:
             over = plan.slab_bytes / curve.peak - 1 if curve.peak else 0.0
-            parts.append(f"<b style='color:{SLAB_COLOR.name()}'>slab of the plan</b> "
+            which = ("slab of search's best plan so far (provisional)"
+                     if self.session.plan_provisional else "slab of the plan")
+            parts.append(f"<b style='color:{SLAB_COLOR.name()}'>{which}</b> "
                          f"{plan.slab_bytes:,} B "
                          f"({format_bytes(plan.slab_bytes)}), {over:.1%} above it")
         if trace is not None:

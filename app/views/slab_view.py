@@ -458,7 +458,7 @@ class SlabView(QWidget):
     def _recolour(self) -> None:
         """Colour the boxes by the session's colouring (by kind or by frame)."""
         self.tween.finish()
-        self._layout_plan(self.session.plan)
+        self._layout_plan(self.session.shown_plan)  # search's best so far too
         self._refresh_emphasis()
 
     def _lanes_moved(self, *_) -> None:
@@ -616,7 +616,9 @@ class SlabView(QWidget):
         self.layer.set_emphasis(shown=live)
         at_peak = " (the peak step)" if step == section.peak_step else \
             f" (peak at step {section.peak_step:,})"
-        self.plot_widget.getPlotItem().setLabel("left", f"live at {step:,}")
+        # The step is in the summary and the step box; beside a bar a few lanes high, a
+        # vertical "live at 1,232" was cut to "live at 1,23".
+        self.plot_widget.getPlotItem().setLabel("left", "live")
         self.summary.setText(self._plan_text + "<br>" + summary_line([
             f"<b>{section.step_name} {step:,}</b>{at_peak}:",
             f"{int(live.sum()):,} buffers live, {format_bytes(section.live_bytes[step])} of "
