@@ -7,7 +7,8 @@ Two placement kernels, both exact (the same offsets as `traced_placement.place`)
   contiguous arrays: one holds each buffer on the nodes that tile its lifetime (a walk from a
   leaf to the root finds every placed buffer alive at a step), the other on the nodes above its
   first step, up to `_START_LEVELS` (the nodes that tile a step range find every placed buffer
-  starting inside it). A
+  starting inside it; each of its nodes also keeps its highest end, so one wholly below a
+  request's floor is skipped unread). A
   request's conflicting placed buffers are then a few contiguous runs. Those alive at one step
   are pairwise disjoint, so each node of the first tree keeps its spans sorted by offset (their
   ends then sort too), and a request merges the runs on its path by offset.
@@ -274,24 +275,33 @@ def _read(base, fill, node_lo, node_hi, v, floor, lo, hi, count):
 
 
 @njit(cache=True, nogil=True)
-def _read_starts(base, fill, node_lo, node_hi, v, height, floor, lo, hi, count, read):
+def _read_starts(base, fill, node_lo, node_hi, top, v, height, floor, lo, hi, count, read):
     """`_read` of the start tree's node `v` (`height` levels above the leaves), or, above
-    the levels it keeps, of its descendants at the highest kept level; (count, entries read)."""
+    the levels it keeps, of its descendants at the highest kept level; (count, entries read).
+    A node whose highest end (`top`) is at most the floor holds nothing to read."""
     if height < _START_LEVELS:
+        if top[v] <= floor:
+            return count, read + 1
         return _read(base, fill, node_lo, node_hi, v, floor, lo, hi, count), read + fill[v]
     shift = height - _START_LEVELS + 1
     for u in range(v << shift, (v + 1) << shift):
+        if top[u] <= floor:
+            read += 1
+            continue
         count = _read(base, fill, node_lo, node_hi, u, floor, lo, hi, count)
         read += fill[u] + 1
     return count, read
 
 
 @njit(cache=True, nogil=True)
-def _store(base, fill, node_lo, node_hi, v, at, end):
+def _store(base, fill, node_lo, node_hi, top, v, at, end):
+    """Store span [at, end) on node `v`, keeping the node's highest end in `top`."""
     k = base[v] + fill[v]
     node_lo[k] = at
     node_hi[k] = end
     fill[v] += 1
+    if end > top[v]:
+        top[v] = end
 
 
 @njit(cache=True, nogil=True)
@@ -536,7 +546,8 @@ def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, s
 
 @njit(cache=True, nogil=True)
 def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
-                point_base, point_fill, point_lo, point_hi, lo, hi, heads, tails, scratch):
+                point_base, point_fill, point_lo, point_hi, point_top, lo, hi, heads, tails,
+                scratch):
     """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
     overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
@@ -555,13 +566,13 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
     height = 0
     while a < b:
         if a & 1:
-            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, a, height,
-                                       floor, lo, hi, count, read)
+            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, point_top, a,
+                                       height, floor, lo, hi, count, read)
             a += 1
         if b & 1:
             b -= 1
-            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, b, height,
-                                       floor, lo, hi, count, read)
+            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, point_top, b,
+                                       height, floor, lo, hi, count, read)
         a >>= 1
         b >>= 1
         height += 1
@@ -592,8 +603,8 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
 
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
-                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, steps,
-                    stack, offset, lo, hi, heads, tails, scratch, pair_limit):
+                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, point_top,
+                    steps, stack, offset, lo, hi, heads, tails, scratch, pair_limit):
     """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
     the next request to place (order.shape[0] when done).
 
@@ -619,7 +630,7 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         else:
             at, read = _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill,
                                    cover_lo, cover_hi, point_base, point_fill, point_lo,
-                                   point_hi, lo, hi, heads, tails, scratch)
+                                   point_hi, point_top, lo, hi, heads, tails, scratch)
             visited += read
         end = at + need
         offset[i] = at
@@ -639,7 +650,7 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         for _ in range(_START_LEVELS):
             if v < 1:
                 break
-            _store(point_base, point_fill, point_lo, point_hi, v, at, end)
+            _store(point_base, point_fill, point_lo, point_hi, point_top, v, at, end)
             v >>= 1
         visited += 1
         request += 1
@@ -684,6 +695,7 @@ class IntervalPlacer:
         gathered = self._widest + 1
         lo, hi = np.empty(gathered, np.int64), np.empty(gathered, np.int64)
         cover_fill, point_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
+        point_top = np.zeros(nodes, np.int64)
         cover_lo = np.empty(int(self.cover_base[-1]), np.int64)
         cover_hi = np.empty_like(cover_lo)
         point_lo = np.empty(int(self.point_base[-1]), np.int64)
@@ -696,7 +708,7 @@ class IntervalPlacer:
         place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
             order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
             cover_fill, cover_lo, cover_hi, self.point_base, point_fill, point_lo, point_hi,
-            steps, stack, offset, lo, hi, heads, tails, scratch, CHUNK_PAIRS))
+            point_top, steps, stack, offset, lo, hi, heads, tails, scratch, CHUNK_PAIRS))
         return offset
 
 
