@@ -66,15 +66,44 @@ class LiveBytesView(QWidget):
         for prepare in (graph_live_bytes, graph_is_time_chain):
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
-        session.sigGraphChanged.connect(self.redraw)
-        session.sigPlanChanged.connect(self.redraw)
+        self._drawn_graph = None  # the graph whose curves are drawn
+        self._stale = False  # a change arrived while the page was behind the DAG
+        self._slab_line = None
+        session.sigGraphChanged.connect(self._graph_changed)
+        session.sigPlanChanged.connect(self._plan_changed)
         self.redraw()
+
+    def _hidden_in_stack(self) -> bool:
+        """Whether the central panel shows the DAG instead (it hides the page not on show)."""
+        return self.parentWidget() is not None and self.isHidden()
+
+    def _graph_changed(self, *_) -> None:
+        # Behind the DAG the curves wait until the page is shown (a graph with a DAG never
+        # shows them): the GUI thread's time on a new graph goes to the panels on screen.
+        self._stale = self._hidden_in_stack()
+        if not self._stale:
+            self.redraw()
+
+    def _plan_changed(self, *_) -> None:
+        """A plan changes only the slab's line and the summary; the curves are the graph's."""
+        if self._hidden_in_stack():
+            self._stale = True  # redrawn whole when shown
+        elif self.session.graph is not self._drawn_graph or self.curve is None:
+            self.redraw()
+        else:
+            self._mark_plan()
+
+    def showEvent(self, event) -> None:
+        if self._stale:
+            self.redraw()
+        super().showEvent(event)
 
     def redraw(self, *_) -> None:
         """Draw the curve of the session's graph and the marks of its plan."""
         plot = self.plot_widget.getPlotItem()
         plot.clear()
-        graph = self.session.graph
+        graph = self._drawn_graph = self.session.graph
+        self._stale, self._slab_line = False, None
         if graph is None:
             self.curve = None
             self.summary.setText("no graph open")
@@ -93,10 +122,19 @@ class LiveBytesView(QWidget):
                                         symbol="t", size=12, brush=pg.mkBrush(BOUND_COLOR),
                                         pen=pg.mkPen(None)))
         self._level(plot, curve.peak, BOUND_COLOR, "peak = lower bound")
+        self._mark_plan()
+
+    def _mark_plan(self) -> None:
+        """Draw the session's plan's slab across the curves and say it in the summary."""
+        plot = self.plot_widget.getPlotItem()
+        if self._slab_line is not None:
+            plot.removeItem(self._slab_line)
+            self._slab_line = None
         plan = self.session.plan
         if plan is not None:
-            self._level(plot, plan.slab_bytes, SLAB_COLOR, "slab of the plan")
-        self.summary.setText(self._summary_html(curve, plan, trace))
+            self._slab_line = self._level(plot, plan.slab_bytes, SLAB_COLOR, "slab of the plan")
+        trace = getattr(self.session.graph, "allocator", None)
+        self.summary.setText(self._summary_html(self.curve, plan, trace))
         self.view_box.autoRange()
 
     def _step_curve(self, plot, steps, values, colour: QColor, name: str, fill: bool) -> None:
@@ -110,10 +148,11 @@ class LiveBytesView(QWidget):
                                brush=pg.mkBrush(fill_colour) if fill else None)
         plot.addItem(item)
 
-    def _level(self, plot, value: int, colour: QColor, name: str) -> None:
+    def _level(self, plot, value: int, colour: QColor, name: str) -> pg.PlotDataItem:
         line = pg.PlotDataItem([0, len(self.curve.bytes)], [float(value)] * 2, name=name,
                                pen=pg.mkPen(colour, width=1.5, style=Qt.PenStyle.DashLine))
         plot.addItem(line)
+        return line
 
     def _summary_html(self, curve: LiveBytes, plan, trace) -> str:
         step = curve.step_names[curve.peak_step] if curve.step_names else "-"

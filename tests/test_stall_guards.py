@@ -1,0 +1,85 @@
+"""What keeps the GUI thread's slices short on large inputs, checked by behaviour (never by
+time): the live-bytes panel redraws only what a change touches and only when on show, the
+progress bar refreshes on the next turn of the event loop, the node panel lists a bounded
+number of buffers."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from slabscope import planner  # noqa: E402
+from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.views.graph_panel import GraphPanel  # noqa: E402
+from slabscope.app.views.node_panel import MAX_ROWS, NodePanel  # noqa: E402
+from tests.examples import RELU_UNFUSED  # noqa: E402
+
+TRACE = "id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\nd,3,5,70\n"
+
+
+def _trace(tmp_path, text=TRACE, name="trace.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return planner.load(path), path
+
+
+def _other_algorithm(session) -> str:
+    return "best-fit" if session.algorithm != "best-fit" else "first-fit"
+
+
+def test_a_new_plan_redraws_only_the_slab_line_of_the_live_bytes(qtbot, tmp_path):
+    graph, path = _trace(tmp_path)
+    session = Session()
+    session.set_graph(graph, path)
+    panel = GraphPanel(session)
+    qtbot.addWidget(panel)
+    panel.show()
+    view = panel.live_view
+    plot = view.plot_widget.getPlotItem()
+    curves = [item for item in plot.listDataItems() if item is not view._slab_line]
+    first = session.plan
+    session.set_algorithm(_other_algorithm(session))
+    assert session.plan is not first
+    kept = [item for item in plot.listDataItems() if item is not view._slab_line]
+    assert kept == curves  # the same curve items: only the slab's line was replaced
+    slab_y = view._slab_line.getData()[1]
+    assert list(slab_y) == [float(session.plan.slab_bytes)] * 2
+    assert f"{session.plan.slab_bytes:,} B" in view.summary.text()
+
+
+def test_the_live_bytes_behind_the_dag_draw_when_shown(qtbot, tmp_path):
+    session = Session()
+    session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
+    panel = GraphPanel(session)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert not panel.shows_live_bytes()
+    view = panel.live_view
+    summary = view.summary.text()
+    # A plan of the DAG's graph arrives while the live bytes are behind it: nothing is drawn.
+    session.set_algorithm(_other_algorithm(session))
+    assert view.summary.text() == summary and view._stale
+    graph, path = _trace(tmp_path)
+    session.set_graph(graph, path)  # a trace brings the live bytes forward, drawn on show
+    assert panel.shows_live_bytes()
+    qtbot.waitUntil(lambda: view._drawn_graph is graph and not view._stale)
+    assert "peak</b> 150 B" in view.summary.text()
+
+
+def test_a_step_with_many_buffers_lists_a_bounded_number(qtbot, tmp_path):
+    count = MAX_ROWS + 25
+    rows = "".join(f"b{i},0,2,{10 + i}\n" for i in range(count))
+    graph, path = _trace(tmp_path, "id,lower,upper,size\n" + rows, "wide.csv")
+    session = Session()
+    session.set_graph(graph, path)
+    panel = NodePanel(session)
+    qtbot.addWidget(panel)
+    step = next(n.name for n in graph.nodes
+                if sum(1 for b in graph.buffers if n.name in b.uses) == count)
+    session.hover_node(step)
+    text = panel.text.toPlainText()
+    assert f"and {count - MAX_ROWS:,} more" in text
+    assert text.count("b1") >= 1
+    listed = sum(1 for i in range(count) if f"b{i}\t" in text or f"b{i}\n" in text)
+    assert listed <= MAX_ROWS
