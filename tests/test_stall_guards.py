@@ -65,6 +65,10 @@ def test_the_live_bytes_behind_the_dag_draw_when_shown(qtbot, tmp_path):
     assert panel.shows_live_bytes()
     qtbot.waitUntil(lambda: view._drawn_graph is graph and not view._stale)
     assert "peak</b> 150 B" in view.summary.text()
+    # Back to a DAG: the page about to be hidden keeps the trace's curves rather than drawing.
+    session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
+    assert not panel.shows_live_bytes()
+    assert view._stale and view._drawn_graph is graph
 
 
 def test_a_step_with_many_buffers_lists_a_bounded_number(qtbot, tmp_path):

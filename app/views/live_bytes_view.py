@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.state.identity_cache import IdentityCache
@@ -73,20 +73,24 @@ class LiveBytesView(QWidget):
         session.sigPlanChanged.connect(self._plan_changed)
         self.redraw()
 
-    def _hidden_in_stack(self) -> bool:
-        """Whether the central panel shows the DAG instead (it hides the page not on show)."""
-        return self.parentWidget() is not None and self.isHidden()
+    def _behind_the_dag(self) -> bool:
+        """Whether the central panel shows the DAG instead, or is about to: it shows this page
+        only for a chain of time steps (`GraphPanel`, which hears of a new graph after this)."""
+        if not isinstance(self.parentWidget(), QStackedWidget):
+            return False
+        graph = self.session.graph
+        return graph is None or not graph_is_time_chain(graph)
 
     def _graph_changed(self, *_) -> None:
         # Behind the DAG the curves wait until the page is shown (a graph with a DAG never
         # shows them): the GUI thread's time on a new graph goes to the panels on screen.
-        self._stale = self._hidden_in_stack()
+        self._stale = self._behind_the_dag()
         if not self._stale:
             self.redraw()
 
     def _plan_changed(self, *_) -> None:
         """A plan changes only the slab's line and the summary; the curves are the graph's."""
-        if self._hidden_in_stack():
+        if self._behind_the_dag():
             self._stale = True  # redrawn whole when shown
         elif self.session.graph is not self._drawn_graph or self.curve is None:
             self.redraw()
