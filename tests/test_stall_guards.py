@@ -152,3 +152,22 @@ def test_a_full_reorder_is_checked_like_any_other(tmp_path):
     session.set_graph(graph, path)
     session.set_order(shuffled)
     assert session.order == tuple(shuffled)
+
+
+def test_background_work_shortens_the_switch_interval_until_it_ends(qtbot):
+    import sys
+    import threading
+
+    from slabscope.app.qt.switch_interval import BUSY_SWITCH_INTERVAL
+    from slabscope.app.qt.task_executor import TaskExecutor
+    from slabscope.app.state.tasks import Task
+
+    before = sys.getswitchinterval()
+    executor = TaskExecutor()
+    lane = executor.lane("plan")
+    release, results = threading.Event(), []
+    lane.submit(Task("wait", lambda token: release.wait(10), results.append, results.append))
+    assert sys.getswitchinterval() == min(before, BUSY_SWITCH_INTERVAL)
+    release.set()
+    qtbot.waitUntil(lambda: not executor.running, timeout=10000)
+    assert results == [True] and sys.getswitchinterval() == before
