@@ -171,3 +171,21 @@ def test_background_work_shortens_the_switch_interval_until_it_ends(qtbot):
     release.set()
     qtbot.waitUntil(lambda: not executor.running, timeout=10000)
     assert results == [True] and sys.getswitchinterval() == before
+
+
+def test_the_dag_behind_the_live_bytes_is_built_only_when_it_comes_forward(qtbot, tmp_path):
+    session = Session()
+    session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
+    panel = GraphPanel(session)
+    qtbot.addWidget(panel)
+    panel.show()
+    dag = panel.dag_view
+    assert dag._items and not dag._stale
+    graph, path = _trace(tmp_path)  # a short chain: the DAG would draw it, but it is not shown
+    session.set_graph(graph, path)
+    assert panel.shows_live_bytes()
+    assert dag._stale and not dag._items
+    session.hover_node(graph.nodes[0].name)  # hovering the hidden page's graph is harmless
+    session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
+    assert not panel.shows_live_bytes()
+    qtbot.waitUntil(lambda: not dag._stale and len(dag._items) == len(session.graph.nodes))
