@@ -154,25 +154,6 @@ def test_a_full_reorder_is_checked_like_any_other(tmp_path):
     assert session.order == tuple(shuffled)
 
 
-def test_background_work_shortens_the_switch_interval_until_it_ends(qtbot):
-    import sys
-    import threading
-
-    from slabscope.app.qt.switch_interval import BUSY_SWITCH_INTERVAL
-    from slabscope.app.qt.task_executor import TaskExecutor
-    from slabscope.app.state.tasks import Task
-
-    before = sys.getswitchinterval()
-    executor = TaskExecutor()
-    lane = executor.lane("plan")
-    release, results = threading.Event(), []
-    lane.submit(Task("wait", lambda token: release.wait(10), results.append, results.append))
-    assert sys.getswitchinterval() == min(before, BUSY_SWITCH_INTERVAL)
-    release.set()
-    qtbot.waitUntil(lambda: not executor.running, timeout=10000)
-    assert results == [True] and sys.getswitchinterval() == before
-
-
 def test_the_dag_behind_the_live_bytes_is_built_only_when_it_comes_forward(qtbot, tmp_path):
     session = Session()
     session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)

@@ -25,7 +25,6 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from slabscope.app.qt.switch_interval import ShortSwitchWhileBusy
 from slabscope.app.state.tasks import Task, deliver, run_task
 
 # At most one progress signal per phase in this many seconds (a new phase always gets one), so
@@ -285,7 +284,6 @@ class TaskExecutor(QObject):
         super().__init__(parent)
         self._lanes: dict[str, TaskLane] = {}
         self._starts = itertools.count(1)
-        self._switch = ShortSwitchWhileBusy()  # the GUI thread wins the GIL back sooner
 
     def add(self, lane: TaskLane) -> TaskLane:
         """Take `lane` (its kind not yet taken) as one of this executor's; returns it."""
@@ -295,11 +293,7 @@ class TaskExecutor(QObject):
         self._lanes[lane.kind] = lane
         for signal in (lane.sigStarted, lane.sigProgress, lane.sigRunningChanged):
             signal.connect(self.sigActivity)
-        lane.sigRunningChanged.connect(self._running_changed)
         return lane
-
-    def _running_changed(self, *_) -> None:
-        self._switch.set_busy(self.running)
 
     def lane(self, kind: str) -> TaskLane:
         """The lane of `kind`, made on first use."""
@@ -327,4 +321,3 @@ class TaskExecutor(QObject):
         """Cancel every lane's work and wait for its thread to end."""
         for lane in self._lanes.values():
             lane.shutdown()
-        self._switch.set_busy(False)
