@@ -181,10 +181,15 @@ class Graph:
         """
         listed = self.order if names is None else tuple(names)
         index = self.buffer_index
-        if names is None and len(listed) == len(self.buffers) and all(n in index for n in listed):
-            # The common case, the graph's own complete order: one pass, no per-name bookkeeping.
-            indices = [index[name] for name in listed]
-            if len(set(indices)) == len(indices):
+        if len(listed) == len(self.buffers):
+            # The common cases, the graph's own order or a reordering of every buffer (each drag
+            # in the window): one pass, no per-name bookkeeping; an unknown name or one listed
+            # twice falls through to the loop below, which names it.
+            try:
+                indices = [index[name] for name in listed]
+            except KeyError:
+                indices = []
+            if len(indices) == len(listed) and len(set(indices)) == len(indices):
                 return tuple(indices)
         seen: set[int] = set()
         indices = []

@@ -324,8 +324,12 @@ class Session:
     def set_order(self, names) -> None:
         """Change the request order (undoable); re-plans. Unlisted buffers follow the file's order."""
         if self.graph is not None:
+            names = tuple(names)
             full = self.graph.request_order(names)
-            self._edit("order", tuple(self.graph.buffers[i].name for i in full), "Reorder requests")
+            # Every buffer listed (a drag, a sort): the order is the names as given, checked.
+            order = names if len(names) == len(full) else \
+                tuple(self.graph.buffers[i].name for i in full)
+            self._edit("order", order, "Reorder requests")
 
     def set_algorithm(self, name: str) -> None:
         """Change the placing algorithm (undoable); re-plans."""

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene,
-                               QGraphicsView, QMenu)
+                               QGraphicsView, QMenu, QStackedWidget)
 
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.views import palette
@@ -24,13 +24,14 @@ from slabscope.app.views.dag_folding import Folding, fold, toggled
 from slabscope.app.views.dag_minimap import DagMinimap
 from slabscope.app.views.dag_prepared import (DEFAULT_ASPECT, DrawingPreparer, elide as _elide,
                                               label_fonts, prepare_dag, prepared_dag)
+from slabscope.app.views.live_bytes_view import graph_is_time_chain
 
 TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
 NO_PEN = QPen(Qt.PenStyle.NoPen)  # one pen for every node item (made from the enum per item)
 ZOOM_STEP = 1.25
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
-FIRST_NODES = 400             # node items added at once; a larger graph's rest arrive in slices
+FIRST_NODES = 200             # node items added at once (~6 ms); a larger graph's come in slices
 SLICE_NODES = 50              # node items added between two looks at the clock
 SLICE_SECONDS = 0.02          # GUI time one slice of node items may take
 EDGE_MARGIN = 12.0            # scene units round an edge band's control points: its arrowheads, pen
@@ -311,6 +312,7 @@ class DagView(QGraphicsView):
         session.selection_model.sigReveal.connect(self.reveal)
         self.selected_index: int | None = None
         self.skipped_chain = False
+        self._stale = False  # the graph was not drawn: the page was behind the live bytes
         self._press_at = None
         if session.graph is not None:
             self.rebuild()
@@ -395,6 +397,14 @@ class DagView(QGraphicsView):
             self._base_edges.show_bands({})
             self.minimap.rebuild(None)
             return
+        self._stale = self._behind_live_bytes()
+        if self._stale:
+            # The central panel shows a chain of time steps as live bytes: the nodes are added
+            # when this page comes forward, not on the GUI thread's turn that shows the graph.
+            scene.setSceneRect(QRectF())
+            self._base_edges.show_bands({})
+            self.minimap.rebuild(None)
+            return
         prepared = self._prepared()
         self.skipped_chain = prepared is None
         if self.skipped_chain:
@@ -426,6 +436,18 @@ class DagView(QGraphicsView):
         if self._pending < len(graph.nodes):
             self._build_timer.start()
         self._refresh_highlight()
+
+    def _behind_live_bytes(self) -> bool:
+        """Whether the central panel (a `GraphPanel`, which hears of a new graph after this
+        view) shows live bytes instead: it does for a chain of time steps."""
+        graph = self.session.graph
+        return isinstance(self.parentWidget(), QStackedWidget) and graph is not None \
+            and graph_is_time_chain(graph)
+
+    def showEvent(self, event) -> None:
+        if self._stale and not self._behind_live_bytes():
+            self.rebuild()
+        super().showEvent(event)
 
     def _prepared(self):
         """The drawn graph's widths and layout: the loading worker's for the session's graph

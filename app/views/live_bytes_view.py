@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
 from slabscope.app.state.identity_cache import IdentityCache
@@ -39,7 +39,7 @@ class LiveBytesView(QWidget):
         super().__init__(parent)
         self.session = session
         self.curve: LiveBytes | None = None
-        self.slab_line: pg.PlotDataItem | None = None  # the plan's slab across the curve
+        self._slab_line: pg.PlotDataItem | None = None  # the plan's slab across the curve
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -67,18 +67,51 @@ class LiveBytesView(QWidget):
         for prepare in (graph_live_bytes, graph_is_time_chain):
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
-        session.sigGraphChanged.connect(self.redraw)
-        session.sigPlanChanged.connect(self.redraw)
+        self._drawn_graph = None  # the graph whose curves are drawn
+        self._stale = False  # a change arrived while the page was behind the DAG
+        self._slab_line = None
+        session.sigGraphChanged.connect(self._graph_changed)
+        session.sigPlanChanged.connect(self._plan_changed)
         # Search's best plan so far moves the slab line only: the curves stay as drawn.
-        session.sigProvisionalPlan.connect(self.follow_plan)
+        session.sigProvisionalPlan.connect(self._plan_changed)
         self.redraw()
+
+    def _behind_the_dag(self) -> bool:
+        """Whether the central panel shows the DAG instead, or is about to: it shows this page
+        only for a chain of time steps (`GraphPanel`, which hears of a new graph after this)."""
+        if not isinstance(self.parentWidget(), QStackedWidget):
+            return False
+        graph = self.session.graph
+        return graph is None or not graph_is_time_chain(graph)
+
+    def _graph_changed(self, *_) -> None:
+        # Behind the DAG the curves wait until the page is shown (a graph with a DAG never
+        # shows them): the GUI thread's time on a new graph goes to the panels on screen.
+        self._stale = self._behind_the_dag()
+        if not self._stale:
+            self.redraw()
+
+    def _plan_changed(self, *_) -> None:
+        """A plan (or search's best so far) changes only the slab's line and the summary; the
+        curves are the graph's."""
+        if self._behind_the_dag():
+            self._stale = True  # redrawn whole when shown
+        elif self.session.graph is not self._drawn_graph or self.curve is None:
+            self.redraw()
+        else:
+            self.follow_plan()
+
+    def showEvent(self, event) -> None:
+        if self._stale:
+            self.redraw()
+        super().showEvent(event)
 
     def redraw(self, *_) -> None:
         """Draw the curve of the session's graph and the marks of its plan."""
         plot = self.plot_widget.getPlotItem()
         plot.clear()
-        self.slab_line = None
-        graph = self.session.graph
+        graph = self._drawn_graph = self.session.graph
+        self._stale, self._slab_line = False, None
         if graph is None:
             self.curve = None
             self.summary.setText("no graph open")
@@ -98,7 +131,6 @@ class LiveBytesView(QWidget):
                                         pen=pg.mkPen(None)))
         self._level(plot, curve.peak, BOUND_COLOR, "peak = lower bound")
         self.follow_plan()
-        self.view_box.autoRange()
 
     def follow_plan(self, *_) -> None:
         """Draw the slab of the plan on show across the curve (search's best so far while it
@@ -106,16 +138,17 @@ class LiveBytesView(QWidget):
         if self.curve is None:
             return
         plan = self.session.shown_plan
-        if self.slab_line is not None and plan is None:
-            self.plot_widget.getPlotItem().removeItem(self.slab_line)
-            self.slab_line = None
-        elif self.slab_line is None and plan is not None:
-            self.slab_line = self._level(self.plot_widget.getPlotItem(), plan.slab_bytes,
-                                         SLAB_COLOR, "slab of the plan")
+        if self._slab_line is not None and plan is None:
+            self.plot_widget.getPlotItem().removeItem(self._slab_line)
+            self._slab_line = None
+        elif self._slab_line is None and plan is not None:
+            self._slab_line = self._level(self.plot_widget.getPlotItem(), plan.slab_bytes,
+                                          SLAB_COLOR, "slab of the plan")
         elif plan is not None:
-            self.slab_line.setData([0, len(self.curve.bytes)], [float(plan.slab_bytes)] * 2)
+            self._slab_line.setData([0, len(self.curve.bytes)], [float(plan.slab_bytes)] * 2)
         self.summary.setText(self._summary_html(self.curve, plan,
                                                 getattr(self.session.graph, "allocator", None)))
+        self.view_box.autoRange()
 
     def _step_curve(self, plot, steps, values, colour: QColor, name: str, fill: bool) -> None:
         fill_colour = QColor(colour)

@@ -12,7 +12,9 @@ from slabscope.app.views.buffer_emphasis import node_roles
 from slabscope.app.views.byte_axis import format_bytes
 
 EMPTY = "Click a node in the DAG (or find one with Ctrl+F) to see its op, operands and attributes."
-MAX_ROWS = 200  # buffers listed per role; a trace step can use thousands
+# Buffers listed per role: a trace step can use thousands, and Qt lays a rich-text table out
+# at about 0.3 ms a row, so 200 rows made each hover of such a step stall the window 70 ms.
+MAX_ROWS = 40
 
 
 class NodePanel(QWidget):

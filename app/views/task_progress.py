@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from slabscope.app.qt.task_executor import TaskExecutor, TaskLane
@@ -35,7 +36,14 @@ class TaskProgress(QWidget):
         row.addWidget(self.phase)
         row.addWidget(self.bar)
         row.addWidget(self.cancel_button)
-        executor.sigActivity.connect(self.refresh)
+        # QProgressBar repaints the whole window at once when its range resets; refreshing on
+        # the next turn of the event loop keeps that paint out of the slice that delivers a
+        # task's result (a new graph, a plan), and folds a burst of signals into one refresh.
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(0)
+        self._pending.timeout.connect(self.refresh)
+        executor.sigActivity.connect(self._pending.start)
         self.refresh()
 
     def refresh(self) -> None:
