@@ -53,11 +53,15 @@ class Lazy(Sequence):
 
     @property
     def items(self) -> tuple:
-        """The items as a tuple, built once."""
-        if self._items is None:
-            self._items = tuple(self._build())
+        """The items as a tuple, built once (two threads asking at once may both build it)."""
+        items = self._items
+        if items is None:
+            build = self._build
+            if build is None:  # another thread has just built it
+                return self._items
+            items = self._items = tuple(build())
             self._build = None  # the columns it read may go
-        return self._items
+        return items
 
     @property
     def built(self) -> bool:
