@@ -16,3 +16,23 @@ def show_tab(qtbot, window, name: str) -> None:
     panel = window.docks[name].widget()
     qtbot.waitUntil(lambda: not panel.visibleRegion().isEmpty()
                     and not getattr(panel, "pending", False))
+
+
+def planned_window(qtbot, monkeypatch, settings_folder, path):
+    """A shown `MainWindow` with blank settings (kept in `settings_folder`) that opened `path`
+    and drew its first-fit plan."""
+    from PySide6.QtCore import QSettings
+
+    from slabscope.app.session import Session
+    from slabscope.app.window import MainWindow
+
+    settings = QSettings(str(settings_folder / "settings.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(Session(), settings)
+    qtbot.addWidget(win)
+    monkeypatch.setattr(win, "confirm_discard", lambda: True)
+    win.show()
+    qtbot.waitExposed(win)
+    win.open_path(path)
+    qtbot.waitUntil(lambda: win.session.plan is not None, timeout=20000)
+    settled(qtbot, win)
+    return win

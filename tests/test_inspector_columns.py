@@ -5,13 +5,11 @@ rest chosen from the header's menu."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
-from slabscope.app.session import Session
 from slabscope.app.views.inspector import COLUMNS, SHOWN_COLUMNS
 from slabscope.app.views.lifetimes import step_model
-from slabscope.app.window import MainWindow
-from tests.qt_waits import settled
+from tests.qt_waits import planned_window
 
 HUGE = 300_000_000_000  # bytes: the second buffer lands at a 12-digit offset
 
@@ -22,16 +20,7 @@ def window(qtbot, tmp_path, monkeypatch):
     path = tmp_path / "huge.csv"
     rows = ["id,lower,upper,size"] + [f"{i},{i},{i + 30},{HUGE + i}" for i in range(3)]
     path.write_text("\n".join(rows) + "\n")
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(Session(), settings)
-    qtbot.addWidget(win)
-    monkeypatch.setattr(win, "confirm_discard", lambda: True)
-    win.show()
-    qtbot.waitExposed(win)
-    win.open_path(path)
-    qtbot.waitUntil(lambda: win.session.plan is not None, timeout=20000)
-    settled(qtbot, win)
-    return win
+    return planned_window(qtbot, monkeypatch, tmp_path, path)
 
 
 def in_view(inspector) -> bool:

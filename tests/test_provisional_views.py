@@ -5,16 +5,15 @@ say when their plan is provisional or was cut short by the search budget."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from slabscope import planner
 from slabscope.app.session import Session
 from slabscope.app.views.export_title import export_title, search_status
 from slabscope.app.views.inspector import COLUMNS, SORT_ROLE
-from slabscope.app.window import MainWindow
 from tests.examples import write_slow_search_trace
-from tests.qt_waits import settled
+from tests.qt_waits import planned_window
 
 LONG_BUDGET = 30.0  # a search that would run far longer than any test waits
 
@@ -27,16 +26,7 @@ def trace(tmp_path):
 @pytest.fixture
 def window(qtbot, trace, tmp_path, monkeypatch):
     """The window (blank settings: Slab tab in front) on `trace`, planned by first fit."""
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(Session(), settings)
-    qtbot.addWidget(win)
-    monkeypatch.setattr(win, "confirm_discard", lambda: True)
-    win.show()
-    qtbot.waitExposed(win)
-    win.open_path(trace)
-    qtbot.waitUntil(lambda: win.session.plan is not None, timeout=20000)
-    settled(qtbot, win)
-    return win
+    return planned_window(qtbot, monkeypatch, tmp_path, trace)
 
 
 def offsets_in_table(window) -> dict[str, str]:

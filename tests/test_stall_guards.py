@@ -89,37 +89,10 @@ def test_a_step_with_many_buffers_lists_a_bounded_number(qtbot, tmp_path):
     assert listed <= MAX_ROWS
 
 
-def _reference_block_moves(old, new, limit):
-    """The item-by-item search `block_moves` does for any permutation, kept here as the oracle
-    of its single-move fast path."""
-    current, moves = list(old), []
-    for i, wanted in enumerate(new):
-        if current[i] == wanted:
-            continue
-        if len(moves) == limit:
-            return None
-        j = current.index(wanted, i + 1)
-        count = 1
-        while j + count < len(current) and i + count < len(new) and \
-                current[j + count] == new[i + count]:
-            count += 1
-        if j - i < count:
-            moves.append((i, j - i, i + count))
-            block = current[i:j]
-            del current[i:j]
-            current[i + count:i + count] = block
-        else:
-            moves.append((j, count, i))
-            block = current[j:j + count]
-            del current[j:j + count]
-            current[i:i] = block
-    return moves
-
-
 def test_block_moves_finds_one_dragged_run_as_the_full_search_does():
     import random
 
-    from slabscope.app.views.request_list import block_moves
+    from slabscope.app.views.request_list import block_moves, searched_moves
 
     rnd = random.Random(7)
     for _ in range(3000):
@@ -134,7 +107,7 @@ def test_block_moves_finds_one_dragged_run_as_the_full_search_does():
         else:
             new = rnd.sample(old, n)
         for limit in (0, 1, 3, 64):
-            assert block_moves(old, new, limit) == _reference_block_moves(old, new, limit)
+            assert block_moves(old, new, limit) == searched_moves(old, new, limit)
 
 
 def test_a_full_reorder_is_checked_like_any_other(tmp_path):

@@ -176,6 +176,11 @@ def block_moves(old, new, limit: int) -> list[tuple[int, int, int]] | None:
     single = _single_move(tuple(old), tuple(new))
     if single is not None:
         return [single] if limit >= 1 else None
+    return searched_moves(old, new, limit)
+
+
+def searched_moves(old, new, limit: int) -> list[tuple[int, int, int]] | None:
+    """`block_moves` by an item-by-item search, for any permutation."""
     current, moves = list(old), []
     for i, wanted in enumerate(new):
         if current[i] == wanted:
