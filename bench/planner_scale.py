@@ -14,8 +14,9 @@ starve the machine), and the growth exponent log(t2/t1)/log(n2/n1) between conse
 For the dense rows it also runs omnimalloc's C++ greedy on the same intervals (in its own
 process, with the same timeout; a refusal is shown as its one-line reason). Each tree first
 plans a small dense trace untimed, so that numba compiling its kernels (for a tree in a new
-folder) is not counted. Timings on a shared machine are noisy: each time is shown as wall/processor seconds, and the ratio (baseline over
-this tree) is of processor seconds, which a busy machine disturbs least.
+folder) is not counted. Timings on a shared machine are noisy: each time is shown as
+wall/processor seconds, and the ratio (baseline over this tree) is of processor seconds, which a
+busy machine disturbs least.
 """
 
 from __future__ import annotations
