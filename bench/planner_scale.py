@@ -14,7 +14,9 @@ starve the machine), and the growth exponent log(t2/t1)/log(n2/n1) between conse
 For the dense rows it also runs omnimalloc's C++ greedy on the same intervals (in its own
 process, with the same timeout; a refusal is shown as its one-line reason). Each tree first
 plans a small dense trace untimed, so that numba compiling its kernels (for a tree in a new
-folder) is not counted. Timings on a shared machine are noisy: read ratios, not digits.
+folder) is not counted. Timings on a shared machine are noisy: each time is shown as
+wall/processor seconds, and the ratio (baseline over this tree) is of processor seconds, which a
+busy machine disturbs least.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def write_graph(kind: str, size: int, folder: Path) -> Path:
 
 
 def run_plan(tree: Path, path: Path, extra: list[str], timeout: float, memory_cap: int):
-    """(seconds, peak RSS in bytes, outcome) of `python -m slabscope.app.cli plan path --json` in `tree`."""
+    """(seconds, peak RSS in bytes, outcome, processor seconds) of `python -m slabscope.app.cli plan path --json` in `tree`."""
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
 
@@ -86,13 +88,18 @@ def run_plan(tree: Path, path: Path, extra: list[str], timeout: float, memory_ca
         if time.perf_counter() > deadline:
             child.kill()
             _, status, usage = os.wait4(child.pid, 0)
-            return time.perf_counter() - began, usage.ru_maxrss * 1024, "timeout"
+            return time.perf_counter() - began, usage.ru_maxrss * 1024, "timeout", _cpu(usage)
         time.sleep(0.02)
     seconds = time.perf_counter() - began
     code = os.waitstatus_to_exitcode(status)
     error = child.stderr.read().decode(errors="replace").strip().splitlines()
     outcome = "ok" if code == 0 else f"exit {code}: {error[-1][:60] if error else ''}"
-    return seconds, usage.ru_maxrss * 1024, outcome
+    return seconds, usage.ru_maxrss * 1024, outcome, _cpu(usage)
+
+
+def _cpu(usage) -> float:
+    """The child's processor seconds (user and system): what a busy machine changes least."""
+    return usage.ru_utime + usage.ru_stime
 
 
 _OMNIMALLOC = """
@@ -154,8 +161,8 @@ def main() -> None:
                                      capture_output=True).stdout
             subprocess.run(["tar", "-x", "-C", str(baseline)], input=archive, check=True)
         try:
-            print(f"{'graph':<13} {'size':>9}  {'seconds':>8} {'peak MiB':>9} {'exp':>5}  "
-                  f"{'goal':>11}  {'baseline s':>10} {'MiB':>7} {'exp':>5}  {'ratio':>6}",
+            print(f"{'graph':<13} {'size':>9}  {'wall/cpu s':>11} {'peak MiB':>9} {'exp':>5}  "
+                  f"{'goal':>11}  {'baseline s':>11} {'MiB':>7} {'exp':>5}  {'cpu ratio':>9}",
                   flush=True)
             for tree in (ROOT, baseline) if baseline else (ROOT,):
                 # Untimed: numba compiles a tree's kernels on its first run from a new folder.
@@ -178,11 +185,11 @@ def main() -> None:
                     goal_text = f"<{goal[0]}s/{goal[1]}G" if goal else ""
                     shown = _shown(new)
                     old_shown = _shown(old, args.baseline_timeout) if old else ("-", "-")
-                    ratio = f"{old[0] / new[0]:.1f}x" if old and old[2] == "ok" and new[2] == "ok" \
+                    ratio = f"{old[3] / new[3]:.1f}x" if old and old[2] == "ok" and new[2] == "ok" \
                         else ""
-                    print(f"{kind:<13} {size:>9,}  {shown[0]:>8} {shown[1]:>9} {e_new:>5}  "
-                          f"{goal_text:>11}  {old_shown[0]:>10} {old_shown[1]:>7} {e_old:>5}  "
-                          f"{ratio:>6}", flush=True)
+                    print(f"{kind:<13} {size:>9,}  {shown[0]:>11} {shown[1]:>9} {e_new:>5}  "
+                          f"{goal_text:>11}  {old_shown[0]:>11} {old_shown[1]:>7} {e_old:>5}  "
+                          f"{ratio:>9}", flush=True)
                     if kind == "dense" and not args.no_omnimalloc:
                         print(f"    omnimalloc greedy: "
                               f"{run_omnimalloc(write_graph(kind, size, scratch), args.timeout)}",
@@ -196,12 +203,12 @@ def main() -> None:
 
 
 def _shown(result, timeout: float | None = None) -> tuple[str, str]:
-    seconds, rss, outcome = result
+    seconds, rss, outcome, cpu = result
     if outcome == "timeout":
         return f">{timeout or seconds:.0f}", f"{rss / 2**20:,.0f}"
     if outcome != "ok":
         return "failed", f"{rss / 2**20:,.0f}"
-    return f"{seconds:.2f}", f"{rss / 2**20:,.0f}"
+    return f"{seconds:.2f}/{cpu:.1f}", f"{rss / 2**20:,.0f}"
 
 
 if __name__ == "__main__":
