@@ -14,7 +14,7 @@ Each derived view checks that the field it stands for is still the timeline's ow
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 import numpy as np
@@ -144,6 +144,13 @@ class TimelineGraph(Graph):
     requested in file order) built from a `Timeline`'s columns on first use."""
 
     timeline: Timeline | None = field(default=None, repr=False, compare=False)
+
+    def __eq__(self, other) -> bool:
+        # Equal to any `Graph` with equal fields: how a graph is held is not what it is.
+        if not isinstance(other, Graph):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name)
+                   for f in fields(Graph) if f.compare)
 
     def _own(self, *fields: str) -> bool:
         """Whether the named fields are still the ones built from the timeline."""

@@ -45,6 +45,8 @@ def test_the_columns_read_like_the_objects(trace):
     ids, lower, upper, size, alignment = trace
     columns = timeline_graph(ids, lower, upper, size, alignment, "t")
     objects = objects_graph(columns)
+    assert columns == objects and objects == columns
+    assert objects != dataclasses.replace(columns, alignment=alignment + 1)
     for view in ("reserved", "use_indices", "node_index", "buffer_index", "buffer_names",
                  "buffer_bytes"):
         assert getattr(columns, view) == getattr(objects, view), view
