@@ -14,7 +14,7 @@ from .cancel import NEVER, CancelToken
 from .errors import CapacityError
 from .graph import Graph
 from .lazy_trace import PlacementTrace
-from .plan import Placement, Plan
+from .plan import Placements, Plan
 from .traced_placement import place
 
 FITS = {"first": 0, "best": 1}
@@ -55,27 +55,27 @@ def kernel_plan(graph: Graph, model, order, offsets, fit: str, capacity: int | N
     `CapacityError` naming the first request past it (earlier requests never depend on it)."""
     reserved = graph.reserved
     names, sizes = graph.buffer_names, graph.buffer_bytes
-    order_list = np.asarray(order, dtype=np.int64).tolist()
+    order = np.asarray(order, dtype=np.int64)
+    order_list = order.tolist()
     offsets = np.asarray(offsets, dtype=np.int64)
-    at_list = offsets.tolist()  # Python integers: indexing arrays per item is slow
+    ends = offsets[order] + np.asarray(reserved, dtype=np.int64)[order]
     if capacity is not None:
-        ends = offsets[order] + np.asarray(reserved, dtype=np.int64)[order]
         past = np.flatnonzero(ends > capacity)
         if len(past):
             request = int(past[0])
             i = order_list[request]
-            at, size = at_list[i], reserved[i]
+            at, size = int(offsets[i]), reserved[i]
             raise CapacityError(
                 f"capacity exceeded while placing request {request} {names[i]!r} "
                 f"({size:,} bytes): lowest clear offset is {at:,}, and {at + size:,} > "
                 f"capacity {capacity:,}", request, names[i], size)
-    placements = tuple([Placement(names[i], at_list[i], sizes[i], reserved[i])
-                        for i in order_list])
+    # Columns, not objects: a plan written as JSON never needs a `Placement`.
+    placements = Placements([names[i] for i in order_list], offsets[order].tolist(),
+                            [sizes[i] for i in order_list], [reserved[i] for i in order_list])
     return Plan(
         placements=placements,
         steps=PlacementTrace(graph, model, order, offsets, fit),
-        slab_bytes=int((offsets[order] + np.asarray(reserved, dtype=np.int64)[order]).max())
-        if len(order_list) else 0,
+        slab_bytes=int(ends.max()) if len(order_list) else 0,
         no_reuse_bytes=sum(reserved),
         algorithm=algorithm,
         conflict_model=model.name,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .gc_pause import paused_collection
+from .lazy_sequence import Lazy
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,22 @@ class Placement:
     def end(self) -> int:
         """One past the last reserved byte."""
         return self.offset + self.reserved
+
+
+class Placements(Lazy):
+    """A plan's placements, in request order, held as four lists (names, offsets, bytes,
+    reserved bytes): each `Placement` is built on first use, and `rows` gives the JSON rows
+    without them (a million frozen objects cost more than a second to make)."""
+
+    def __init__(self, names: list[str], offsets: list[int], sizes: list[int],
+                 reserved: list[int]):
+        super().__init__(len(names), lambda: map(Placement, names, offsets, sizes, reserved))
+        self.columns = (names, offsets, sizes, reserved)
+
+    def rows(self) -> list[dict]:
+        """Each placement as `{"name", "offset", "bytes", "reserved"}`."""
+        return [{"name": n, "offset": o, "bytes": b, "reserved": r}
+                for n, o, b, r in zip(*self.columns)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +83,7 @@ def _name_list(names: tuple[str, ...], limit: int = 4) -> str:
 class Plan:
     """Every buffer's offset in one slab, in request order, with the placement trace."""
 
-    placements: tuple[Placement, ...]
+    placements: Sequence[Placement]  # a tuple, or `Placements` built on first use
     # A tuple, or a `lazy_trace.PlacementTrace` that derives each step when indexed.
     steps: Sequence[PlacementStep]
     slab_bytes: int
@@ -104,10 +121,9 @@ class Plan:
                 "no_reuse_bytes": self.no_reuse_bytes,
                 "algorithm": self.algorithm,
                 "conflicts": self.conflict_model,
-                "placements": [
-                    {"name": p.name, "offset": p.offset, "bytes": p.bytes, "reserved": p.reserved}
-                    for p in self.placements
-                ],
+                "placements": self.placements.rows() if isinstance(self.placements, Placements)
+                else [{"name": p.name, "offset": p.offset, "bytes": p.bytes,
+                       "reserved": p.reserved} for p in self.placements],
             }
         for key in ("seed", "iterations", "proof"):
             if getattr(self, key) is not None:

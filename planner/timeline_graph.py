@@ -13,7 +13,7 @@ Each derived view checks that the field it stands for is still the timeline's ow
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 
@@ -21,6 +21,7 @@ import numpy as np
 
 from .graph import Buffer, Graph, Node
 from .intervals import distinct
+from .lazy_sequence import Lazy
 
 
 class TimeAttrs(Mapping):
@@ -41,58 +42,6 @@ class TimeAttrs(Mapping):
 
     def __len__(self) -> int:
         return 1
-
-
-class Lazy(Sequence):
-    """A tuple built on first use: its length is known at once, its items on first access."""
-
-    def __init__(self, length: int, build):
-        self._length = length
-        self._build = build
-        self._items: tuple | None = None
-
-    @property
-    def items(self) -> tuple:
-        """The items as a tuple, built once (two threads asking at once may both build it)."""
-        items = self._items
-        if items is None:
-            build = self._build
-            if build is None:  # another thread has just built it
-                return self._items
-            items = self._items = tuple(build())
-            self._build = None  # the columns it read may go
-        return items
-
-    @property
-    def built(self) -> bool:
-        """Whether the items exist yet."""
-        return self._items is not None
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __getitem__(self, key):
-        return self.items[key]
-
-    def __iter__(self):
-        return iter(self.items)
-
-    def __contains__(self, value) -> bool:
-        return value in self.items
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, Lazy):
-            other = other.items
-        return isinstance(other, tuple) and self.items == other
-
-    def __hash__(self) -> int:
-        return hash(self.items)
-
-    def __repr__(self) -> str:
-        return repr(self.items)
-
-    def __reduce__(self):  # pickles (and copies) as the plain tuple it stands for
-        return tuple, (self.items,)
 
 
 @dataclass(frozen=True)

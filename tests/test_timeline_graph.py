@@ -1,5 +1,5 @@
 """A MiniMalloc trace held as columns: the same graph, plans and bound as one built of objects,
-without building a Buffer or Node per row on the way to a plan."""
+without building a Buffer, Node or Placement per row on the way to a plan."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from slabscope.planner import minimalloc_csv
 from slabscope.planner.graph import Graph
 from slabscope.planner.graph_file import default_conflicts
 from slabscope.planner.serial_model import serial_schedule
-from slabscope.planner.timeline_graph import Lazy, TimelineGraph, timeline_graph
+from slabscope.planner.lazy_sequence import Lazy
+from slabscope.planner.timeline_graph import TimelineGraph, timeline_graph
 
 
 @st.composite
@@ -98,7 +99,7 @@ def test_equal_and_pickled_as_plain_tuples():
     assert again.reserved == one.reserved and again.request_order() == (0, 1)
 
 
-def test_planning_a_loaded_trace_builds_no_buffer_or_node(tmp_path: Path):
+def test_planning_a_loaded_trace_builds_no_buffer_node_or_placement(tmp_path: Path):
     path = tmp_path / "trace.csv"
     rows = [f"r{i},{i % 97},{i % 97 + 1 + i % 13},{64 * (1 + i % 7)}" for i in range(3000)]
     path.write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
@@ -106,10 +107,12 @@ def test_planning_a_loaded_trace_builds_no_buffer_or_node(tmp_path: Path):
     assert isinstance(graph, TimelineGraph)
     result = planner.plan(graph, conflicts=planner.default_conflicts(graph))
     planner.lower_bound(graph, "serial")
-    result.to_dict()
-    sequences = [graph.nodes, graph.edges, graph.buffers, graph.schedule]
+    rows = result.to_dict()["placements"]
+    sequences = [graph.nodes, graph.edges, graph.buffers, graph.schedule, result.placements]
     assert all(isinstance(s, Lazy) and not s.built for s in sequences)
     assert len(result.placements) == len(graph.buffers) == 3000
+    assert rows == [{"name": p.name, "offset": p.offset, "bytes": p.bytes, "reserved": p.reserved}
+                    for p in result.placements]  # the columns' rows are the objects' fields
     graph.build_objects()  # what the window does on its worker thread
     assert all(s.built for s in sequences)
 
