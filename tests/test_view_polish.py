@@ -31,3 +31,92 @@ def test_the_step_axis_ends_at_the_data_within_a_few_pixels(qtbot, width):
     per_pixel = (x1 - x0) / view.view_box.width()
     assert 0 <= (left - x0) / per_pixel <= STEP_FIT_PIXELS + 1
     assert 0 <= (x1 - right) / per_pixel <= STEP_FIT_PIXELS + 1
+
+
+class HeldExecutor:
+    """Keeps each task until the test runs it, as the background worker would later."""
+
+    def __init__(self):
+        self.tasks = []
+
+    def submit(self, task) -> None:
+        self.tasks.append(task)
+
+    def cancel(self) -> None:
+        for task in self.tasks:
+            task.token.cancel()
+
+    def run_next(self) -> None:
+        from slabscope.app.state.tasks import deliver, run_task
+
+        task = self.tasks.pop(0)
+        deliver(task, run_task(task))
+
+
+def write_trace(path, count: int):
+    """A MiniMalloc trace of `count` short-lived buffers."""
+    rows = ["id,lower,upper,size"] + [f"{i},{i},{i + 3},{64 * (1 + i % 7)}" for i in range(count)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_the_request_list_says_what_it_waits_for_and_then_lists_the_requests(qtbot, tmp_path):
+    from slabscope.app.views.request_list import RequestList
+
+    session = Session()
+    executor = HeldExecutor()
+    session.use_executor(executor)
+    panel = RequestList(session)
+    qtbot.addWidget(panel)
+    panel.resize(260, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert panel.view.placeholder().startswith("No graph open")
+    trace = write_trace(tmp_path / "many.csv", 5000)
+    session.open(trace)
+    assert panel.view.placeholder().startswith("Loading many.csv…")
+    executor.run_next()  # the load; the plan waits, as it would while the worker plans
+    assert session.graph is not None and session.plan is None
+    assert panel.view.placeholder() == "Listing 5,000 requests…"  # laid out a batch a turn
+    qtbot.waitUntil(lambda: panel.view.placeholder() is None)
+    assert session.plan is None  # the rows are on show while the plan is still on its way
+    top = panel.view.indexAt(panel.view.viewport().rect().topLeft())
+    assert top.data() == session.order[0]
+    picture = panel.view.viewport().grab().toImage()
+    assert picture.pixelColor(8, panel.view.visualRect(top).center().y()) != picture.pixelColor(
+        picture.width() - 1, picture.height() - 1)  # the first row's swatch is drawn
+
+
+def test_busy_badges_cover_no_text_in_the_window_at_any_size(qtbot):
+    from PySide6.QtCore import QRectF
+    from PySide6.QtWidgets import QAbstractButton
+    from slabscope.app.window import MainWindow
+    from tests.qt_waits import settled
+
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    assert window.open_path(RELU_UNFUSED)
+    window.show()
+    settled(qtbot, window)
+    long_text = "Searching… best so far 1.14 MiB, 0.00% above the bound (provisional)"
+    for size in ((1440, 900), (1000, 640), (760, 520)):
+        window.resize(*size)
+        qtbot.waitUntil(lambda: window.width() == size[0])
+        for name in ("slab", "lifetime", "inspector"):
+            overlay = window.busy_overlays[name]
+            overlay.set_text(long_text)
+            dock = window.docks[name]
+            badge = overlay.badge_rect()
+            # Below the title bar, inside the panel, nothing is covered.
+            assert badge.bottom() <= dock.widget().geometry().top(), (name, size)
+            title = dock.fontMetrics().horizontalAdvance(dock.windowTitle())
+            assert badge.isEmpty() or badge.left() > title, (name, size)
+            for button in dock.findChildren(QAbstractButton):
+                if button.isVisible() and button.parentWidget() is dock:
+                    assert not badge.intersects(QRectF(button.geometry())), (name, size)
+            overlay.set_text(None)
+    # The DAG panel has no title bar: with a graph to cover, it gets no badge.
+    window.busy_overlays["graph"].set_text("Loading…")
+    assert window.busy_overlays["graph"].badge_rect().isEmpty()
+    window.busy_overlays["graph"].set_text(None)
+
