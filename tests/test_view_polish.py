@@ -120,3 +120,81 @@ def test_busy_badges_cover_no_text_in_the_window_at_any_size(qtbot):
     assert window.busy_overlays["graph"].badge_rect().isEmpty()
     window.busy_overlays["graph"].set_text(None)
 
+
+
+def transformer_graph(tmp_path, layers: int):
+    """A generated transformer (16 tokens, width 32, 2 heads) of `layers` blocks, loaded."""
+    from slabscope.gpu.generators import transformer, write_graph
+
+    path = tmp_path / f"transformer{layers}.json"
+    write_graph(transformer(16, 32, 2, layers=layers), path)
+    return planner.load(path), path
+
+
+def slab_bar(qtbot, width: int, height: int, graph=None, path=None):
+    """A slab bar of `width` x `height` pixels; given a graph, it is planned before the bar
+    exists (as an export builds it) rather than after it is on screen."""
+    from slabscope.app.views.slab_view import SlabView
+
+    session = Session()
+    if graph is not None:
+        session.set_graph(graph, path)
+    view = SlabView(session)
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    qtbot.waitExposed(view)
+    return session, view
+
+
+def test_the_slab_bar_chooses_lanes_or_one_step_from_pixels(qtbot, tmp_path):
+    from slabscope.app.views.slab_lanes import MIN_LANE_PIXELS
+    from slabscope.app.views.slab_view import ALL_LANES, ONE_STEP, SECTION_LANES
+
+    graph, path = transformer_graph(tmp_path, 4)
+    # The same 24-lane plan: legible lanes in a tall bar, slivers in a short one.
+    session, tall = slab_bar(qtbot, 1200, 900)
+    session.set_graph(graph, path)
+    lanes = int(tall._lanes.max()) + 1
+    assert lanes < SECTION_LANES  # a lane count alone would keep the lanes
+    assert tall.view_box.height() / lanes >= MIN_LANE_PIXELS
+    assert tall.mode_choice.currentText() == ALL_LANES and tall.section is None
+    session, short = slab_bar(qtbot, 1200, 260)
+    session.set_graph(graph, path)
+    assert short.view_box.height() / lanes < MIN_LANE_PIXELS
+    assert short.mode_choice.currentText() == ONE_STEP and short.section is not None
+    assert "(the peak step)" in short.summary.text()
+    # Planned before the bar had its size (as an export does): chosen once the size is known.
+    _session, built_late = slab_bar(qtbot, 1200, 260, graph, path)
+    qtbot.waitUntil(lambda: built_late.mode_choice.currentText() == ONE_STEP)
+    # The example's two lanes stay lanes in a short bar; the user's choice always holds.
+    relu = planner.load(RELU_UNFUSED)
+    _session, small = slab_bar(qtbot, 700, 260, relu, RELU_UNFUSED)
+    assert small.mode_choice.currentText() == ALL_LANES
+    chosen = Session()
+    chosen.set_graph(graph, path)
+    chosen.view.slab = "lanes"  # as a session file or `export --slab-view lanes` sets it
+    from slabscope.app.views.slab_view import SlabView
+
+    kept = SlabView(chosen)
+    qtbot.addWidget(kept)
+    kept.resize(1200, 260)
+    kept.show()
+    qtbot.waitExposed(kept)
+    assert kept.mode_choice.currentText() == ALL_LANES
+
+
+def test_a_wide_transformers_hairline_lanes_open_at_one_step_in_any_bar(qtbot, tmp_path):
+    from slabscope.app.views.slab_view import ONE_STEP
+
+    from slabscope.gpu.generators import transformer, write_graph
+
+    path = tmp_path / "transformer12.json"
+    write_graph(transformer(64, 256, 4, layers=12), path)
+    graph = planner.load(path)
+    # 73 lanes of boxes mostly under 3 px wide beside 36 MiB of weights: even a tall bar
+    # would draw them as hairlines at the left.
+    session, view = slab_bar(qtbot, 1200, 1400)
+    session.set_graph(graph, path)
+    assert view.mode_choice.currentText() == ONE_STEP
+    assert set(view.layer.shown_names()) < {p.name for p in session.plan.placements}
