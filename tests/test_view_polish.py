@@ -164,6 +164,13 @@ def test_the_slab_bar_chooses_lanes_or_one_step_from_pixels(qtbot, tmp_path):
     assert short.view_box.height() / lanes < MIN_LANE_PIXELS
     assert short.mode_choice.currentText() == ONE_STEP and short.section is not None
     assert "(the peak step)" in short.summary.text()
+    # The choice follows the bar's size until the user picks a mode; theirs then holds.
+    tall.resize(1200, 260)
+    qtbot.waitUntil(lambda: tall.mode_choice.currentText() == ONE_STEP)
+    tall.mode_choice.setCurrentText(ALL_LANES)
+    tall.resize(1200, 240)
+    qtbot.waitUntil(lambda: tall.view_box.height() < short.view_box.height())
+    assert tall.mode_choice.currentText() == ALL_LANES and tall.section is None
     # Planned before the bar had its size (as an export does): chosen once the size is known.
     _session, built_late = slab_bar(qtbot, 1200, 260, graph, path)
     qtbot.waitUntil(lambda: built_late.mode_choice.currentText() == ONE_STEP)

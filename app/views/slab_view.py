@@ -38,7 +38,6 @@ FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
 SUMMARY_MIN_WIDTH = 120      # pixels the summary keeps beside the legend in a narrow bar
 SECTION_LANES = 200         # past this many lanes (slivers at any dock height) it opens at one step
-MIN_PLOT_PIXELS = 40        # a plot smaller than this is not laid out yet
 LABEL_FILL = pg.mkBrush(255, 255, 255, 210)  # line labels stay readable over boxes
 ALL_LANES, ONE_STEP = "all buffers, in lanes", "live at one step"
 LANES_TIP = ("Lanes: a buffer sits one lane above the earlier-placed buffers whose bytes it reuses, "
@@ -135,14 +134,13 @@ class SlabView(QWidget):
         self.view_box = plot.getViewBox()
         self.view_box.on_fit = self.fit
         self.view_box.sigXRangeChanged.connect(self._fit_lanes_in_view)
-        self.view_box.sigResized.connect(self._choose_mode_when_sized)
+        self.view_box.sigResized.connect(self._follow_size)
         self.view_box.sigYRangeChanged.connect(self._lanes_moved)
         self.view_box.sigRangeChangedManually.connect(self._zoomed_by_user)
         self.section = None      # the SlabSection of the plan on show, in one-step mode
         self.section_step = 0    # the step shown in one-step mode
         self._layout_target = np.zeros((4, 0))  # the whole bar's geometry (lanes of all buffers)
         self._mode_graph = None  # the graph the mode was last chosen for
-        self._mode_chosen = False  # whether it was chosen (it waits for the plot's real size)
         self._live = np.zeros(0, dtype=bool)
         self._plan_text = self._lane_text = ""
         self._fitting = False
@@ -456,7 +454,7 @@ class SlabView(QWidget):
         super().showEvent(event)
         if self.colouring.sync():
             self._recolour()
-        self._choose_mode_when_sized()
+        self._follow_size()
         self._show_zoom()
 
     def _recolour(self) -> None:
@@ -509,15 +507,15 @@ class SlabView(QWidget):
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
-        if self._mode_graph is not graph:  # each graph opens in the mode that suits it
-            self._mode_graph, self._mode_chosen = graph, False
+        new_graph = self._mode_graph is not graph
+        if new_graph:
+            self._mode_graph = graph
             self.section_step = None
-        if not self._mode_chosen and (self.session.view.slab or self._plot_sized()):
-            self._mode_chosen = True
-            wanted = self.session.view.slab or self._suited_mode(layout, lane_count, plan)
-            self.mode_choice.blockSignals(True)
-            self.mode_choice.setCurrentText(ONE_STEP if wanted == "step" else ALL_LANES)
-            self.mode_choice.blockSignals(False)
+        # Until the user picks a mode, the bar shows the one that suits the plan at its size.
+        wanted = self.session.view.slab or self._suited_mode(layout, lane_count, plan, new_graph)
+        self.mode_choice.blockSignals(True)
+        self.mode_choice.setCurrentText(ONE_STEP if wanted == "step" else ALL_LANES)
+        self.mode_choice.blockSignals(False)
         # Lanes get thin on big graphs, so there the lanes can be zoomed as well as the bytes.
         self._zoom_lanes = lane_count > MANY_LANES
         self.plot_widget.getPlotItem().setMouseEnabled(x=True, y=self._zoom_lanes)
@@ -547,27 +545,35 @@ class SlabView(QWidget):
             self.plot_widget.getPlotItem().setLabel("left", "lanes")
             self.summary.setText(self._plan_text + self._lane_text)
 
-    def _plot_sized(self) -> bool:
-        """Whether the plot is on show at its real size (a bar not shown yet has a placeholder
-        size; one behind another dock tab is measured when it comes forward)."""
-        return (self.plot_widget.isVisible() and self.view_box.width() >= MIN_PLOT_PIXELS
-                and self.view_box.height() >= MIN_PLOT_PIXELS)
-
-    def _suited_mode(self, layout, lane_count: int, plan) -> str:
-        """"lanes" when the whole bar's lanes are legible at the plot's size in pixels, else
-        "step" (the slab at its peak step)."""
+    def _suited_mode(self, layout, lane_count: int, plan, new_graph: bool = False) -> str:
+        """"lanes" when the whole bar's lanes are legible in the plot's pixels, else "step"
+        (the slab at its peak step). A bar not on show goes by the lane count alone for a new
+        graph and keeps its mode for another plan of the same one, until it is shown."""
         if lane_count > SECTION_LANES:
             return "step"
+        if not self.plot_widget.isVisible():  # its size is a placeholder until it is shown
+            keep = self.mode_choice.currentText() == ONE_STEP and not new_graph
+            return "step" if keep else "lanes"
         headroom = LABEL_HEADROOM * max(1, lane_count / 4)
         width = self.view_box.width() / (1 + FIT_MARGIN)
         return "lanes" if lanes_legible(layout, plan.slab_bytes, width, self.view_box.height(),
                                         headroom) else "step"
 
-    def _choose_mode_when_sized(self, *_) -> None:
-        """The plot got its size: open the graph's bar in the mode that suits it, if the plan
-        came before the size did."""
-        if not self._mode_chosen and self._plot_sized() and self.session.shown_plan is not None:
-            self._layout_plan(self.session.shown_plan)
+    def _follow_size(self, *_) -> None:
+        """The plot was resized or shown: switch between lanes and one step where the other now
+        suits it, unless the user chose one."""
+        graph, plan = self.session.graph, self.session.shown_plan
+        if self.session.view.slab or plan is None or graph is None or not self._lanes.size:
+            return
+        lane_count = int(self._lanes.max()) + 1
+        wanted = self._suited_mode(slab_layout(graph, plan), lane_count, plan)
+        if (wanted == "step") != (self.mode_choice.currentText() == ONE_STEP):
+            self.animation.show_plan()
+            self._layout_plan(plan)
+            self._sync_replay_controls()
+            self._refresh_emphasis()
+            if not self.zoomed:
+                self.fit()
 
     def _label_lines(self, *_) -> None:
         """Label the slab end and the bound; where the bound's label would reach the slab end's
