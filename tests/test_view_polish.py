@@ -205,3 +205,9 @@ def test_a_wide_transformers_hairline_lanes_open_at_one_step_in_any_bar(qtbot, t
     session.set_graph(graph, path)
     assert view.mode_choice.currentText() == ONE_STEP
     assert set(view.layer.shown_names()) < {p.name for p in session.plan.placements}
+
+
+def test_an_empty_slab_bar_names_its_lanes_without_a_scale(qtbot):
+    _session, view = slab_bar(qtbot, 900, 300)
+    axis = view.plot_widget.getPlotItem().getAxis("left")
+    assert axis.labelString().find("x0.") == -1 and "lanes" in axis.labelString()

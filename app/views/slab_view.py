@@ -181,6 +181,8 @@ class SlabView(QWidget):
         self.view_box.sigResized.connect(self._label_lines)
         plot.showAxis("left")
         plot.getAxis("left").setTicks([[]])
+        # No ticks, so no scale either: an empty bar's 0..1 range read "lanes (x0.001)".
+        plot.getAxis("left").enableAutoSIPrefix(False)
         plot.getAxis("left").setToolTip(LANES_TIP)
         plot.setLabel("left", "lanes")
         # Names the request being placed even when its box is a sliver at this zoom.
