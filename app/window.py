@@ -125,7 +125,9 @@ class MainWindow(QMainWindow):
         # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
         self.busy_overlays = {name: BusyOverlay(self.docks[name].widget())
                               for name in ("slab", "lifetime", "inspector")}
-        self.busy_overlays["graph"] = BusyOverlay(self.graph_panel)
+        # The central panel has no title bar: its badge shows only while it has nothing to cover.
+        self.busy_overlays["graph"] = BusyOverlay(self.graph_panel,
+                                                  empty=lambda: session.graph is None)
         self.busy_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.busy_label)
         self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs

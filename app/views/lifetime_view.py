@@ -26,6 +26,7 @@ from slabscope.app.views.redraw_when_shown import RedrawWhenShown
 from slabscope.app.views.view_keys import bring_into_view, zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
+STEP_FIT_PIXELS = 4         # a fit leaves this much room beside the first and last steps
 PEAK_COLOR = QColor("#B00020")
 BOUND_COLOR = QColor("#1B7F3B")
 HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
@@ -81,7 +82,8 @@ class LifetimeView(QWidget):
         self.details = DetailLine(HOVER_HINT)
 
         self.outline_legend = OutlineLegend()
-        self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(),
+        self.plot_widget = pg.PlotWidget(background="w", viewBox=RangeZoomViewBox(
+                                             x_margin_pixels=STEP_FIT_PIXELS),
                                          axisItems={"left": ByteAxis("left"),
                                                     "bottom": StepAxis("bottom")})
         self.plot_widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)

@@ -18,9 +18,18 @@ class RangeZoomViewBox(pg.ViewBox):
     """`pg.ViewBox` with a left-drag that zooms into the dragged range; `on_fit()` runs on a
     double click (default: show everything)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, x_margin_pixels: float | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.on_fit: Callable[[], None] = self.autoRange
+        # A fit leaves this many pixels beside the data on the x axis (None: pyqtgraph's
+        # default, a fraction of the range that grows as the view shrinks).
+        self.x_margin_pixels = x_margin_pixels
+
+    def suggestPadding(self, axis: int) -> float:
+        """The fraction of the data range a fit adds on each side of `axis`."""
+        if axis == 0 and self.x_margin_pixels is not None:
+            return self.x_margin_pixels / max(self.width(), 1.0)
+        return super().suggestPadding(axis)
 
     def mouseDragEvent(self, ev, axis=None):
         pans = ev.modifiers() & Qt.KeyboardModifier.ShiftModifier

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QAbstractListModel, QMimeData, QModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QAction, QKeySequence, QPen
+from PySide6.QtCore import QAbstractListModel, QMimeData, QModelIndex, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QAction, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItemDelegate,
                                QToolBar, QVBoxLayout, QWidget)
 
@@ -287,6 +287,41 @@ class RequestDelegate(QStyledItemDelegate):
         return QSize(160, option.fontMetrics.height() + 8)
 
 
+class RequestListView(QListView):
+    """The list of requests; with no row on show it says why (no graph, the file loading, the
+    rows still being laid out), rather than staying blank."""
+
+    def __init__(self, session, parent=None):
+        super().__init__(parent)
+        self.session = session
+
+    def placeholder(self) -> str | None:
+        """What the empty viewport says, or None when rows are on show."""
+        rows = self.model().rowCount() if self.model() is not None else 0
+        if rows and self.indexAt(QPoint(1, 1)).isValid():
+            return None
+        session = self.session
+        if session.graph is None:
+            if session.busy is not None and session.loading:
+                return f"{session.busy}…\nIts buffers are listed here in request order once it is read."
+            return "No graph open.\nFile ▸ Open lists its buffers here, in request order."
+        if rows:
+            # A long list is laid out a batch per event-loop turn; Qt draws it when all are done.
+            return f"Listing {rows:,} requests…"
+        return f"{session.graph.name} has no buffers to request."
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        text = self.placeholder()
+        if text is None:
+            return
+        painter = QPainter(self.viewport())
+        painter.setPen(self.palette().color(self.palette().ColorRole.PlaceholderText))
+        painter.drawText(self.viewport().rect().adjusted(10, 10, -10, -10),
+                         Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+                         | Qt.TextFlag.TextWordWrap, text)
+
+
 class RequestList(QWidget):
     """The request list panel: toolbar (sort by size, restore file order) over the draggable list.
 
@@ -297,7 +332,7 @@ class RequestList(QWidget):
         super().__init__(parent)
         self.session = session
         self.model = RequestListModel(session, self)
-        self.view = QListView(self)
+        self.view = RequestListView(session, self)
         self.view.setModel(self.model)
         self.view.setItemDelegate(RequestDelegate(self.view))
         self.view.itemDelegate().outlines = PointerOutlines(session, self.view.viewport().update)
@@ -318,6 +353,7 @@ class RequestList(QWidget):
         self.view.selectionModel().selectionChanged.connect(self._selection_to_session)
         self.model.modelReset.connect(self._selection_from_session)
         session.sigSelectionChanged.connect(self._selection_from_session)
+        session.sigBusyChanged.connect(self._busy_changed)
 
         self.sort_action = QAction("Sort by size", self)
         self.sort_action.setToolTip("Request the largest buffers first (undoable)")
@@ -336,6 +372,9 @@ class RequestList(QWidget):
         layout.addWidget(toolbar)
         layout.addWidget(self.view)
         self._syncing = False
+
+    def _busy_changed(self, _label) -> None:
+        self.view.viewport().update()  # the placeholder names the load, or its end
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == event.Type.Leave:

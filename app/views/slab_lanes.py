@@ -69,6 +69,23 @@ def _layout(plan, graph) -> SlabLayout:
                       [index[n] for n in order])
 
 
+MIN_LANE_PIXELS = 6  # a lane lower than this draws its boxes as slivers, too thin to point at
+MIN_BOX_PIXELS = 3   # a box narrower than this is a hairline at the slab's full width
+LEGIBLE_SHARE = 0.5  # lanes are worth drawing when at least this share of the boxes is legible
+
+
+def lanes_legible(layout: SlabLayout, slab_bytes: int, width: float, height: float,
+                  headroom: float) -> bool:
+    """Whether the bar's lanes, fitted to a plot `width` x `height` pixels showing the whole
+    slab, draw each lane at least `MIN_LANE_PIXELS` high and most boxes at least
+    `MIN_BOX_PIXELS` wide. `headroom`: lanes left free above the top one."""
+    count = int(layout.lanes.max()) + 1 if layout.lanes.size else 1
+    if height / (count + headroom) < MIN_LANE_PIXELS:
+        return False
+    widths = layout.target[1] * (width / max(float(slab_bytes), 1.0))
+    return bool(widths.size == 0 or (widths >= MIN_BOX_PIXELS).mean() >= LEGIBLE_SHARE)
+
+
 # Undo and redo bring back earlier plan objects: their layout is kept, not recomputed.
 _layouts = IdentityCache(_layout)
 

@@ -24,7 +24,7 @@ from slabscope.app.views.palette import CONFLICT_OUTLINE, HOVERED
 from slabscope.app.qt.placement_replay import SPEEDS, PlacementReplay
 from slabscope.app.views.range_zoom import RangeZoomViewBox
 from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer, pick_fills
-from slabscope.app.views.slab_lanes import LANE_FILL, slab_layout
+from slabscope.app.views.slab_lanes import LANE_FILL, lanes_legible, slab_layout
 from slabscope.app.views.slab_section import section_lanes, slab_section
 from slabscope.app.views.view_keys import FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS, zoom_pan_key
 
@@ -134,6 +134,7 @@ class SlabView(QWidget):
         self.view_box = plot.getViewBox()
         self.view_box.on_fit = self.fit
         self.view_box.sigXRangeChanged.connect(self._fit_lanes_in_view)
+        self.view_box.sigResized.connect(self._follow_size)
         self.view_box.sigYRangeChanged.connect(self._lanes_moved)
         self.view_box.sigRangeChangedManually.connect(self._zoomed_by_user)
         self.section = None      # the SlabSection of the plan on show, in one-step mode
@@ -180,6 +181,8 @@ class SlabView(QWidget):
         self.view_box.sigResized.connect(self._label_lines)
         plot.showAxis("left")
         plot.getAxis("left").setTicks([[]])
+        # No ticks, so no scale either: an empty bar's 0..1 range read "lanes (x0.001)".
+        plot.getAxis("left").enableAutoSIPrefix(False)
         plot.getAxis("left").setToolTip(LANES_TIP)
         plot.setLabel("left", "lanes")
         # Names the request being placed even when its box is a sliver at this zoom.
@@ -453,6 +456,7 @@ class SlabView(QWidget):
         super().showEvent(event)
         if self.colouring.sync():
             self._recolour()
+        self._follow_size()
         self._show_zoom()
 
     def _recolour(self) -> None:
@@ -505,13 +509,15 @@ class SlabView(QWidget):
         lanes = layout.lanes
         lane_count = int(lanes.max()) + 1 if lanes.size else 1
         self._lanes = lanes
-        if self._mode_graph is not graph:  # each graph opens in the mode that suits its size
+        new_graph = self._mode_graph is not graph
+        if new_graph:
             self._mode_graph = graph
             self.section_step = None
-            self.mode_choice.blockSignals(True)
-            wanted = self.session.view.slab or ("step" if lane_count > SECTION_LANES else "lanes")
-            self.mode_choice.setCurrentText(ONE_STEP if wanted == "step" else ALL_LANES)
-            self.mode_choice.blockSignals(False)
+        # Until the user picks a mode, the bar shows the one that suits the plan at its size.
+        wanted = self.session.view.slab or self._suited_mode(layout, lane_count, plan, new_graph)
+        self.mode_choice.blockSignals(True)
+        self.mode_choice.setCurrentText(ONE_STEP if wanted == "step" else ALL_LANES)
+        self.mode_choice.blockSignals(False)
         # Lanes get thin on big graphs, so there the lanes can be zoomed as well as the bytes.
         self._zoom_lanes = lane_count > MANY_LANES
         self.plot_widget.getPlotItem().setMouseEnabled(x=True, y=self._zoom_lanes)
@@ -540,6 +546,36 @@ class SlabView(QWidget):
         else:
             self.plot_widget.getPlotItem().setLabel("left", "lanes")
             self.summary.setText(self._plan_text + self._lane_text)
+
+    def _suited_mode(self, layout, lane_count: int, plan, new_graph: bool = False) -> str:
+        """"lanes" when the whole bar's lanes are legible in the plot's pixels, else "step"
+        (the slab at its peak step). A bar not on show goes by the lane count alone for a new
+        graph and keeps its mode for another plan of the same one, until it is shown."""
+        if lane_count > SECTION_LANES:
+            return "step"
+        if not self.plot_widget.isVisible():  # its size is a placeholder until it is shown
+            keep = self.mode_choice.currentText() == ONE_STEP and not new_graph
+            return "step" if keep else "lanes"
+        headroom = LABEL_HEADROOM * max(1, lane_count / 4)
+        width = self.view_box.width() / (1 + FIT_MARGIN)
+        return "lanes" if lanes_legible(layout, plan.slab_bytes, width, self.view_box.height(),
+                                        headroom) else "step"
+
+    def _follow_size(self, *_) -> None:
+        """The plot was resized or shown: switch between lanes and one step where the other now
+        suits it, unless the user chose one."""
+        graph, plan = self.session.graph, self.session.shown_plan
+        if self.session.view.slab or plan is None or graph is None or not self._lanes.size:
+            return
+        lane_count = int(self._lanes.max()) + 1
+        wanted = self._suited_mode(slab_layout(graph, plan), lane_count, plan)
+        if (wanted == "step") != (self.mode_choice.currentText() == ONE_STEP):
+            self.animation.show_plan()
+            self._layout_plan(plan)
+            self._sync_replay_controls()
+            self._refresh_emphasis()
+            if not self.zoomed:
+                self.fit()
 
     def _label_lines(self, *_) -> None:
         """Label the slab end and the bound; where the bound's label would reach the slab end's
