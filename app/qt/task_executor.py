@@ -137,9 +137,11 @@ class TaskLane(QObject):
         self._waiting: Task | None = None
         self._when_idle: Task | None = None  # background work behind any real request
         self._was_running = False
-        # Outcomes and thread ends, in arrival order. After an outcome is delivered the next
-        # waits for the following turn of the event loop, so a graph and its quick plan are
-        # drawn and painted in two slices of the GUI thread, not one.
+        # Outcomes and thread ends, in arrival order. After an outcome is delivered the rest
+        # waits for the following turn of the event loop: a graph and its quick plan are drawn
+        # and painted in two slices of the GUI thread, not one, and the task waiting behind the
+        # finished one (a new graph's plan) starts after the window has painted, so its worker
+        # does not contend for the GIL with that paint.
         self._arrived: deque[tuple] = deque()
         self._next_turn = QTimer(self)
         self._next_turn.setSingleShot(True)
@@ -255,12 +257,12 @@ class TaskLane(QObject):
         self._take_arrived()
 
     def _take_arrived(self) -> None:
-        """Handle what has arrived, in order: at most one outcome per turn of the event loop (a
-        thread's end follows its outcome at once)."""
+        """Handle what has arrived, in order, pausing for a turn of the event loop after each
+        outcome."""
         while self._arrived:
+            if self._next_turn.isActive():
+                return  # the timer brings the rest, after the window has painted the outcome
             handle, *args = self._arrived[0]
-            if handle == self._deliver and self._next_turn.isActive():
-                return  # the timer brings it, after the window has painted the last one
             self._arrived.popleft()
             handle(*args)
             if handle == self._deliver:
