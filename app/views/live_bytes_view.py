@@ -37,6 +37,7 @@ HINT = ("Drag across a range of steps to zoom into it, Shift+drag pans, double-c
 # takes 17 ms), so the request list, inspector and slab bar are painted first, in their own slice.
 STAGED_BUFFERS = 10_000
 
+
 class LiveBytesView(QWidget):
     """Live bytes per schedule step, with the peak (the lower bound) and the slab marked."""
 
@@ -97,8 +98,9 @@ class LiveBytesView(QWidget):
         if self._stale:
             return
         graph = self.session.graph
+        large = graph is not None and len(graph.buffers) >= STAGED_BUFFERS
         # The window, not this page: the central panel turns to this page after this call.
-        if self.window().isVisible() and graph is not None and len(graph.buffers) >= STAGED_BUFFERS:
+        if large and self.window().isVisible():
             self.curve = None  # no hover on the old graph's curve meanwhile
             self._redraw_next_turn.start()
         else:
