@@ -3,9 +3,11 @@
 
 def settled(qtbot, window, timeout: int = 10000) -> None:
     """Wait until the window's background work is done (the plan, or its error, has arrived,
-    and the DAG has all its node items)."""
+    the DAG has all its node items, and the status bar no longer shows the work: it hears of
+    the end on a later turn of the event loop)."""
     qtbot.waitUntil(lambda: window.session.busy is None and not window.planning.running
-                    and not window.dag_view.building, timeout=timeout)
+                    and not window.dag_view.building and not window.task_progress.isVisible(),
+                    timeout=timeout)
 
 
 

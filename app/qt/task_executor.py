@@ -20,10 +20,11 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from slabscope.app.state.tasks import Task, deliver, run_task
 
@@ -136,6 +137,16 @@ class TaskLane(QObject):
         self._waiting: Task | None = None
         self._when_idle: Task | None = None  # background work behind any real request
         self._was_running = False
+        # Outcomes and thread ends, in arrival order. After an outcome is delivered the rest
+        # waits for the following turn of the event loop: a graph and its quick plan are drawn
+        # and painted in two slices of the GUI thread, not one, and the task waiting behind the
+        # finished one (a new graph's plan) starts after the window has painted, so its worker
+        # does not contend for the GIL with that paint.
+        self._arrived: deque[tuple] = deque()
+        self._next_turn = QTimer(self)
+        self._next_turn.setSingleShot(True)
+        self._next_turn.setInterval(0)
+        self._next_turn.timeout.connect(self._take_arrived)
 
     @property
     def running(self) -> bool:
@@ -190,6 +201,8 @@ class TaskLane(QObject):
         """Cancel everything and wait for the worker thread to end (before the window goes)."""
         self._when_idle = None
         self.cancel()
+        self._next_turn.stop()
+        self._arrived.clear()  # cancelled: their outcomes would be ignored
         thread = self._thread
         if thread is not None:
             thread.wait(msecs)
@@ -235,15 +248,31 @@ class TaskLane(QObject):
 
     def _outcome(self, outcome) -> None:
         state = self.sender()
-        if not isinstance(state, TaskState):
-            return
+        if isinstance(state, TaskState):
+            self._arrived.append((self._deliver, state, outcome))
+            self._take_arrived()
+
+    def _thread_finished(self) -> None:
+        self._arrived.append((self._finished, self.sender()))
+        self._take_arrived()
+
+    def _take_arrived(self) -> None:
+        """Handle what has arrived, in order, pausing for a turn of the event loop after each
+        outcome."""
+        while self._arrived:
+            if self._next_turn.isActive():
+                return  # the timer brings the rest, after the window has painted the outcome
+            handle, *args = self._arrived[0]
+            self._arrived.popleft()
+            handle(*args)
+            if handle == self._deliver:
+                self._next_turn.start()
+
+    def _deliver(self, state: TaskState, outcome) -> None:
         task = state.task
         deliver(task, outcome)
         how = "cancelled" if task.token.cancelled or outcome[0] == "cancelled" else outcome[0]
         self.sigEnded.emit(task, how)
-
-    def _thread_finished(self) -> None:
-        self._finished(self.sender())
 
     def _finished(self, thread) -> None:
         """Forget `thread` once it has ended and start the task waiting, if any."""

@@ -61,6 +61,7 @@ def _prepare(graph: planner.Graph, preparers, token) -> None:
     """Run the views' graph preparers on a graph just loaded (in the worker), checking `token`."""
     token.check()
     graph.build_objects()
+    graph.buffer_index  # the name index the views look buffers up by, built here once
     _file_order(graph)
     for prepare in preparers:
         prepare(graph)

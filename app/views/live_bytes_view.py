@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from slabscope.app.views.byte_axis import ByteAxis, format_bytes
+from slabscope.app.views.next_turn import NextTurn
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.range_zoom import RangeZoomViewBox
 from slabscope.planner.live_bytes import LiveBytes, is_time_chain, live_bytes
@@ -30,6 +31,11 @@ RESERVED_COLOR = QColor("#9D755D")
 ALLOCATED_COLOR = QColor("#F58518")
 HINT = ("Drag across a range of steps to zoom into it, Shift+drag pans, double-click shows all; "
         "point at a step to mark it in the lifetime map.")
+
+
+# From this many buffers a new graph's curve is drawn on the turn after the graph arrives (Y_1's
+# takes 17 ms), so the request list, inspector and slab bar are painted first, in their own slice.
+STAGED_BUFFERS = 10_000
 
 
 class LiveBytesView(QWidget):
@@ -70,6 +76,7 @@ class LiveBytesView(QWidget):
         self._drawn_graph = None  # the graph whose curves are drawn
         self._stale = False  # a change arrived while the page was behind the DAG
         self._slab_line = None
+        self._redraw_next_turn = NextTurn(self, self.redraw)
         session.sigGraphChanged.connect(self._graph_changed)
         session.sigPlanChanged.connect(self._plan_changed)
         # Search's best plan so far moves the slab line only: the curves stay as drawn.
@@ -88,7 +95,15 @@ class LiveBytesView(QWidget):
         # Behind the DAG the curves wait until the page is shown (a graph with a DAG never
         # shows them): the GUI thread's time on a new graph goes to the panels on screen.
         self._stale = self._behind_the_dag()
-        if not self._stale:
+        if self._stale:
+            return
+        graph = self.session.graph
+        large = graph is not None and len(graph.buffers) >= STAGED_BUFFERS
+        # The window, not this page: the central panel turns to this page after this call.
+        if large and self.window().isVisible():
+            self.curve = None  # no hover on the old graph's curve meanwhile
+            self._redraw_next_turn.start()
+        else:
             self.redraw()
 
     def _plan_changed(self, *_) -> None:
@@ -96,6 +111,8 @@ class LiveBytesView(QWidget):
         curves are the graph's."""
         if self._behind_the_dag():
             self._stale = True  # redrawn whole when shown
+        elif self._redraw_next_turn.pending:
+            return  # the new graph's curve, drawn on the next turn, takes this plan's marks
         elif self.session.graph is not self._drawn_graph or self.curve is None:
             self.redraw()
         else:
@@ -108,6 +125,7 @@ class LiveBytesView(QWidget):
 
     def redraw(self, *_) -> None:
         """Draw the curve of the session's graph and the marks of its plan."""
+        self._redraw_next_turn.stop()
         plot = self.plot_widget.getPlotItem()
         plot.clear()
         graph = self._drawn_graph = self.session.graph
