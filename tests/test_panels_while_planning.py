@@ -6,29 +6,11 @@ from __future__ import annotations
 import pytest
 
 from slabscope.app.session import Session
-from slabscope.app.state.tasks import deliver, run_task
 from slabscope.app.views.inspector import COLUMNS, Inspector
 from slabscope.app.views.slab_lanes import slab_lanes, slab_layout
 from slabscope.app.views.slab_view import SlabView
 from tests.examples import RELU_UNFUSED
-
-
-class HeldExecutor:
-    """Keeps each task until the test runs it, as the background worker would later."""
-
-    def __init__(self):
-        self.tasks = []
-
-    def submit(self, task) -> None:
-        self.tasks.append(task)
-
-    def cancel(self) -> None:
-        for task in self.tasks:
-            task.token.cancel()
-
-    def run_next(self) -> None:
-        task = self.tasks.pop(0)
-        deliver(task, run_task(task))
+from tests.held_executor import HeldExecutor
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from slabscope import planner  # noqa: E402
 from slabscope.app.session import Session  # noqa: E402
 from slabscope.app.views.lifetime_view import STEP_FIT_PIXELS, LifetimeView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
+from tests.held_executor import HeldExecutor  # noqa: E402
 
 
 @pytest.mark.parametrize("width", [420, 1400])
@@ -31,26 +32,6 @@ def test_the_step_axis_ends_at_the_data_within_a_few_pixels(qtbot, width):
     per_pixel = (x1 - x0) / view.view_box.width()
     assert 0 <= (left - x0) / per_pixel <= STEP_FIT_PIXELS + 1
     assert 0 <= (x1 - right) / per_pixel <= STEP_FIT_PIXELS + 1
-
-
-class HeldExecutor:
-    """Keeps each task until the test runs it, as the background worker would later."""
-
-    def __init__(self):
-        self.tasks = []
-
-    def submit(self, task) -> None:
-        self.tasks.append(task)
-
-    def cancel(self) -> None:
-        for task in self.tasks:
-            task.token.cancel()
-
-    def run_next(self) -> None:
-        from slabscope.app.state.tasks import deliver, run_task
-
-        task = self.tasks.pop(0)
-        deliver(task, run_task(task))
 
 
 def write_trace(path, count: int):
