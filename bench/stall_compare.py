@@ -3,9 +3,9 @@
     QT_QPA_PLATFORM=offscreen python -m bench.stall_compare [--baseline febabe1] [--runs 3]
         [-- APP_SPEED ARGUMENTS ...]   (no graph given: app_speed's default graphs, for both)
 
-The baseline is the commit's files from `git archive`, unpacked in a temporary folder, imported
-as `slabscope` the way pyproject's package-dir maps this tree (a folder of links), with this
-tree's editable install kept out of the way. Each run is its own process; the two trees take
+The baseline is the commit's files from `git archive`, unpacked in a temporary folder and run
+from its own files (`bench.trees.python_path`: this tree's installed package would import this
+tree's parts instead). Each run is its own process; the two trees take
 turns, so that both see the same minutes of a shared machine. Prints, per graph and action, the
 median (and the worst) stall and GUI-thread CPU of each tree and the ratio of the median stalls.
 """
@@ -13,40 +13,28 @@ median (and the worst) stall and GUI-thread CPU of each tree and the ratio of th
 from __future__ import annotations
 
 import argparse
+import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from bench.trees import python_path
+
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ("app", "planner", "gpu", "assets")  # pyproject's package-dir: slabscope.<part> = <part>/
-# Runs a module of the baseline: the editable install's finder would import this tree instead.
-BOOT = """
-import runpy, sys
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
-sys.path[:0] = [sys.argv[1], sys.argv[2]]
-module = sys.argv[3]
-sys.argv = [module] + sys.argv[4:]
-runpy.run_module(module, run_name="__main__", alter_sys=True)
-"""
 ROW = re.compile(r"\s+(\S+)\s+(.+?)\s{2,}([\d,.]+ m?s)\s+([\d,.]+ m?s)\s+([\d,.]+ m?s)")
 
 
-def unpack(commit: str, scratch: Path) -> tuple[Path, Path]:
-    """The baseline's files, and a folder holding `slabscope` mapped onto them."""
-    tree, packages = scratch / "tree", scratch / "packages"
+def unpack(commit: str, scratch: Path) -> Path:
+    """The baseline's files, in `scratch`."""
+    tree = scratch / "tree"
     tree.mkdir()
     archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True,
                              capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    root = packages / "slabscope"
-    shutil.copytree(tree / "slabscope", root)
-    for part in PARTS:
-        (root / part).symlink_to(tree / part, target_is_directory=True)
-    return tree, packages
+    return tree
 
 
 def milliseconds(text: str) -> float:
@@ -64,8 +52,12 @@ def rows(output: str) -> dict[tuple[str, str], tuple[float, float]]:
     return found
 
 
-def run(command: list[str], cwd: Path, timeout: float) -> dict:
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def run(command: list[str], tree: Path, timeout: float) -> dict:
+    """`app_speed`'s table from `command` run on `tree`'s own files."""
+    shim = python_path(tree)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([shim, str(tree)])}
+    result = subprocess.run(command, cwd=shim, env=env, capture_output=True, text=True,
+                            timeout=timeout)
     if result.returncode:
         raise SystemExit(f"{' '.join(command[:4])}...: exit {result.returncode}: "
                          f"{result.stderr.strip().splitlines()[-1:]}")
@@ -80,19 +72,20 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run at most")
     parser.add_argument("app_speed", nargs="*", help="arguments for bench.app_speed")
     args = parser.parse_args(argv)
+    # Both trees run from another folder: files named here are passed as absolute paths.
+    args.app_speed = [str(Path(a).resolve()) if Path(a).is_file() else a for a in args.app_speed]
     if not any(Path(a).is_file() for a in args.app_speed):
         # The same files for both: the baseline's own defaults look for ../shared beside it.
         from bench.app_speed import default_graphs
 
         args.app_speed = [str(p) for p in default_graphs()] + args.app_speed
     with tempfile.TemporaryDirectory(prefix="stall_compare_") as scratch:
-        tree, packages = unpack(args.baseline, Path(scratch))
+        tree = unpack(args.baseline, Path(scratch))
+        command = [sys.executable, "-m", "bench.app_speed", *args.app_speed]
         new, old = [], []
         for _ in range(args.runs):
-            new.append(run([sys.executable, "-m", "bench.app_speed", *args.app_speed], ROOT,
-                           args.timeout))
-            old.append(run([sys.executable, "-c", BOOT, str(packages), str(tree),
-                            "bench.app_speed", *args.app_speed], tree, args.timeout))
+            new.append(run(command, ROOT, args.timeout))
+            old.append(run(command, tree, args.timeout))
     print(f"  {'graph':<18} {'action':<28} {'stall':>14} {args.baseline:>14} {'ratio':>6}"
           f" {'GUI CPU':>12} {args.baseline:>12}   (ms: median of {args.runs}, worst)")
     for key in new[0]:
