@@ -5,7 +5,8 @@
 
 The baseline is the commit's files from `git archive`, unpacked in a temporary folder and run
 from its own files (`bench.trees.python_path`: this tree's installed package would import this
-tree's parts instead). Each run is its own process; the two trees take
+tree's parts instead). Each tree first plans every graph once untimed (numba compiles a tree's
+kernels on their first use after a change). Each run is its own process; the two trees take
 turns, so that both see the same minutes of a shared machine. Prints, per graph and action, the
 median (and the worst) stall and GUI-thread CPU of each tree and the ratio of the median stalls.
 """
@@ -64,6 +65,19 @@ def run(command: list[str], tree: Path, timeout: float) -> dict:
     return rows(result.stdout)
 
 
+def warm(tree: Path, graphs: list[str], timeout: float) -> None:
+    """Plan each graph once on `tree`, untimed (and search each trace), so that numba compiling
+    the kernels for a tree in a new folder, or after a change, is not counted as a stall."""
+    shim = python_path(tree)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([shim, str(tree)])}
+    for graph in graphs:
+        searched = graph.endswith(".csv")
+        for options in ([], ["--algorithm", "search", "--budget", "1"])[:1 + searched]:
+            subprocess.run([sys.executable, "-m", "slabscope.app.cli", "plan", graph, "--json",
+                            *options], cwd=shim, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=timeout)
+
+
 def main(argv=None) -> int:
     """Run both trees in turns and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,6 +95,9 @@ def main(argv=None) -> int:
         args.app_speed = [str(p) for p in default_graphs()] + args.app_speed
     with tempfile.TemporaryDirectory(prefix="stall_compare_") as scratch:
         tree = unpack(args.baseline, Path(scratch))
+        graphs = [a for a in args.app_speed if Path(a).is_file()]
+        for each in (ROOT, tree):
+            warm(each, graphs, args.timeout)
         command = [sys.executable, "-m", "bench.app_speed", *args.app_speed]
         new, old = [], []
         for _ in range(args.runs):
