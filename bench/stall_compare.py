@@ -53,10 +53,16 @@ def rows(output: str) -> dict[tuple[str, str], tuple[float, float]]:
     return found
 
 
+def _place(tree: Path) -> tuple[str, dict]:
+    """The folder to run `tree`'s modules from, and the environment that imports them (its
+    `slabscope` through the shim, its `bench` from the tree)."""
+    shim = python_path(tree)
+    return shim, {**os.environ, "PYTHONPATH": os.pathsep.join([shim, str(tree)])}
+
+
 def run(command: list[str], tree: Path, timeout: float) -> dict:
     """`app_speed`'s table from `command` run on `tree`'s own files."""
-    shim = python_path(tree)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([shim, str(tree)])}
+    shim, env = _place(tree)
     result = subprocess.run(command, cwd=shim, env=env, capture_output=True, text=True,
                             timeout=timeout)
     if result.returncode:
@@ -68,8 +74,7 @@ def run(command: list[str], tree: Path, timeout: float) -> dict:
 def warm(tree: Path, graphs: list[str], timeout: float) -> None:
     """Plan each graph once on `tree`, untimed (and search each trace), so that numba compiling
     the kernels for a tree in a new folder, or after a change, is not counted as a stall."""
-    shim = python_path(tree)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([shim, str(tree)])}
+    shim, env = _place(tree)
     for graph in graphs:
         searched = graph.endswith(".csv")
         for options in ([], ["--algorithm", "search", "--budget", "1"])[:1 + searched]:
