@@ -2,6 +2,10 @@
 
 import itertools
 
+import pytest
+
+from slabscope.planner.cancel import Cancelled, CancelToken
+
 
 def brute_force_clique(graph, model) -> int:
     """The heaviest set of pairwise conflicting buffers, by trying every subset."""
@@ -37,3 +41,19 @@ def plain_precedes(reach, a, b):
     """Whether every use of `a` strictly reaches every use of `b` (`reach`: plain_reaches)."""
     return all(v in reach[u] for u in a.uses for v in b.uses)
 
+
+
+def stops_at_third_report(place) -> None:
+    """`place(cancel=token)` with a token cancelled at its third progress report must raise
+    `Cancelled` there, before the work is done (the report said less than 1)."""
+    reports = []
+
+    def progress(phase, fraction):
+        reports.append(fraction)
+        if len(reports) == 3:
+            token.cancel()
+
+    token = CancelToken(progress)
+    with pytest.raises(Cancelled):
+        place(cancel=token)
+    assert len(reports) == 3 and reports[-1] < 1

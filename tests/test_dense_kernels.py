@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from slabscope import planner
 from slabscope.planner import dense_kernels, greedy
-from slabscope.planner.cancel import CancelToken, Cancelled
 from slabscope.planner.lazy_trace import PlacementTrace, reuses_by_name
 from slabscope.planner.traced_placement import _choose, place
 from tests.examples import RELU_UNFUSED
+from tests.oracles import stops_at_third_report
 
 
 def plain_lowest(spans, size, floor=0):
@@ -202,17 +202,7 @@ def test_a_cancel_stops_the_kernels_between_chunks(monkeypatch, kind):
         everyone = (1 << n) - 1
         placer = dense_kernels.BitsetPlacer(
             size, dense_kernels.bitset_rows([everyone & ~(1 << i) for i in range(n)], n))
-    reports = []
-
-    def progress(phase, fraction):
-        reports.append(fraction)
-        if len(reports) == 3:
-            token.cancel()
-
-    token = CancelToken(progress)
-    with pytest.raises(Cancelled):
-        placer.offsets(np.arange(n), cancel=token)
-    assert len(reports) == 3 and reports[-1] < 1
+    stops_at_third_report(lambda cancel: placer.offsets(np.arange(n), cancel=cancel))
 
 
 def test_bitset_rows_hold_the_masks():

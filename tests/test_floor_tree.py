@@ -3,14 +3,13 @@
 kernel's cancel."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slabscope.planner import dense_kernels, packing
-from slabscope.planner.cancel import Cancelled, CancelToken
 from slabscope.planner.floor_tree import (floor_query, floor_tree, floor_update,
                                           stack_entries)
+from tests.oracles import stops_at_third_report
 
 
 def plain_floor(ceiling, held, prefix, s, e, need):
@@ -78,18 +77,8 @@ def test_a_cancel_stops_the_conflict_list_kernel_between_chunks():
     chunked = packing._listed_offsets(np.arange(n), size, starts, adj, dense_kernels.FIRST_FIT,
                                       chunk=50)
     assert chunked.tolist() == whole.tolist()
-    reports = []
-
-    def progress(phase, fraction):
-        reports.append(fraction)
-        if len(reports) == 3:
-            token.cancel()
-
-    token = CancelToken(progress)
-    with pytest.raises(Cancelled):
-        packing._listed_offsets(np.arange(n), size, starts, adj, dense_kernels.FIRST_FIT,
-                                cancel=token, chunk=50)
-    assert len(reports) == 3 and reports[-1] < 1
+    stops_at_third_report(lambda cancel: packing._listed_offsets(
+        np.arange(n), size, starts, adj, dense_kernels.FIRST_FIT, cancel=cancel, chunk=50))
 
 
 def test_long_lifetimes_over_many_steps_read_the_start_tree_past_its_kept_levels():

@@ -15,20 +15,8 @@ from slabscope.app.views.lifetime_view import LifetimeView  # noqa: E402
 from slabscope.app.views.timeline_view import EMPTY_TEXT  # noqa: E402
 from slabscope.app.window import MainWindow  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
+from tests.held_executor import HeldExecutor  # noqa: E402
 from tests.snapshot_builder import TINY_SNAPSHOT  # noqa: E402
-
-
-class HeldExecutor:
-    """Takes tasks and never runs them: the session stays "planning"."""
-
-    def __init__(self):
-        self.tasks = []
-
-    def submit(self, task) -> None:
-        self.tasks.append(task)
-
-    def cancel(self) -> None:
-        self.tasks.clear()
 
 
 def test_a_map_whose_graph_is_being_planned_says_so(qtbot):
