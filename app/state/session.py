@@ -53,7 +53,7 @@ class PlanOutcome:
 
 # The file's request order by name, worked out with the graph (the buffer index on the way)
 # where it loads, not on the GUI thread that shows it.
-_file_order = IdentityCache(lambda graph: tuple(graph.buffers[i].name
+_file_order = IdentityCache(lambda graph: tuple(graph.buffer_names[i]
                                                 for i in graph.request_order(None)), size=2)
 
 
