@@ -19,10 +19,12 @@ Per step, the interval kernel also keeps (in `floor_tree`, a segment tree over s
 range updates) the highest end and the bytes held by the placed buffers alive there, and an
 offset below which all is taken: a step of the request's lifetime whose free bytes below that
 end are fewer than the request needs rules out every offset below it, as does each step's
-taken prefix, so most requests land at once. For the rest a cursor climbs from that floor,
-jumping past every span that blocks it (`_climb`): each node's list is searched by galloping,
-and the spans starting inside the lifetime are bucketed by start and sorted only where the
-climb reads. The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
+taken prefix, so many requests land at once. For the rest a cursor climbs from that floor,
+jumping past every span that blocks it: each node's list is searched by galloping, and the
+spans starting inside the lifetime are passed over unsorted until none blocks
+(`_climb_passes`, first fit), or bucketed by start and sorted only where the climb reads
+(`_climb`, best fit). The bitset kernel gathers its spans and buckets them instead
+(`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
 poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
@@ -57,6 +59,11 @@ _SMALL_SORT = 32
 
 # Up to this many spans, `_climb`'s queue is one bucket, sorted when first read.
 _ONE_BUCKET = 4096
+
+# First fit passes over unsorted spans (`_climb_passes`) until it has read this many entries
+# per span (plus 16 spans), then sorts those left: spans gathered far out of order by start
+# would need about one pass each.
+PASS_WORK = 16
 
 
 @njit(cache=True, nogil=True)
@@ -451,6 +458,28 @@ def _take_below(limit, lo, hi, scratch, buckets, shift, base, at, nxt):
     return reach, at, nxt
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi):
+    """The highest end of a span in the nodes' lists (heads[:lists] to tails, each sorted and
+    disjoint) that blocks offsets [cursor, cursor + window), else the cursor; each head moves
+    to its list's first span ending above the cursor, and a list with none left is dropped:
+    (reach, lists left)."""
+    reach = cursor
+    q = 0
+    while q < lists:
+        h = _first_above(cover_hi, heads[q], tails[q], cursor)
+        if h == tails[q]:
+            lists -= 1
+            heads[q] = heads[lists]
+            tails[q] = tails[lists]
+            continue
+        heads[q] = h
+        if cover_lo[h] - cursor < window and cover_hi[h] > reach:
+            reach = cover_hi[h]
+        q += 1
+    return reach, lists
+
+
 @njit(cache=True, nogil=True)
 def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, scratch,
            queued):
@@ -481,20 +510,9 @@ def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, s
     best = -1
     best_gap = 0
     while True:
-        reach = cursor  # the highest end of a span that blocks an offset at the cursor
-        q = 0
-        while q < lists:
-            h = _first_above(cover_hi, heads[q], tails[q], cursor)
-            read += 1
-            if h == tails[q]:
-                lists -= 1
-                heads[q] = heads[lists]
-                tails[q] = tails[lists]
-                continue
-            heads[q] = h
-            if cover_lo[h] - cursor < window and cover_hi[h] > reach:
-                reach = cover_hi[h]
-            q += 1
+        # The highest end of a span that blocks an offset at the cursor.
+        reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
+        read += lists
         if buckets == 1:  # a few spans, sorted at once: walked here, as cheap as it gets
             while at == 0 and nxt < last and lo[ranked[nxt]] - cursor < window:
                 if hi[ranked[nxt]] > reach:
@@ -545,19 +563,61 @@ def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, s
 
 
 @njit(cache=True, nogil=True)
+def _climb_passes(cursor, need, lists, heads, tails, cover_lo, cover_hi, lo, hi, count,
+                  pass_work):
+    """First fit's `_climb` with the spans lo/hi[:count] left unsorted: (offset, or a floor
+    where it gave up; lists left; spans left; entries read; whether it is the offset).
+
+    Any span that blocks the cursor lets it jump to the span's end, whatever the order the
+    spans are met in, so the climb passes over them again and again: each pass jumps past those
+    that block and drops those below the cursor, and a pass that moves nothing ends it. Spans
+    gathered roughly in order of start take a few passes; once the passes have read
+    `pass_work` entries per span (plus 16 spans), it gives up and the caller sorts those left
+    (`_climb`).
+    """
+    window = need if need > 0 else 1
+    read = 0
+    budget = pass_work * (count + 16)
+    while True:
+        reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
+        read += lists
+        if reach > cursor:
+            cursor = reach
+            continue
+        if read > budget:
+            return cursor, lists, count, read, False
+        moved = False
+        kept = 0
+        for k in range(count):
+            if hi[k] > cursor:
+                if lo[k] - cursor < window:
+                    cursor = hi[k]
+                    moved = True
+                else:
+                    lo[kept] = lo[k]
+                    hi[kept] = hi[k]
+                    kept += 1
+        read += count
+        count = kept
+        if not moved:
+            return cursor, lists, count, read, True
+
+
+@njit(cache=True, nogil=True)
 def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
                 point_base, point_fill, point_lo, point_hi, point_top, lo, hi, heads, tails,
-                scratch):
+                scratch, pass_work):
     """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
     overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
     Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
     sorted by start, their ends are sorted too. Those starting in (s, e] can be many (tens of
-    thousands, for a long lifetime placed late) and overlap each other. Only those that can
-    matter are kept: the fit among the alive alone gives an offset that nothing lower can
-    beat (any gap of all the spans that holds the request lies in a gap of the alive ones
-    that does), so only those ending above it. They go into buckets by start, sorted only
-    where the fit reads inside them (`_climb`).
+    thousands, for a long lifetime placed late) and overlap each other. First fit climbs over
+    them unsorted (`_climb_passes`). Best fit keeps only those that can matter: the fit among
+    the alive alone gives an offset that nothing lower can beat (any gap of all the spans
+    that holds the request lies in a gap of the alive ones that does), so only those ending
+    above it. They go into buckets by start, sorted only where the fit reads inside them
+    (`_climb`), as do those that first fit's passes gave up on.
     """
     read = 0
     count = 0
@@ -585,7 +645,14 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
             lists += 1
         v >>= 1
     cursor = floor
-    if count > 0:  # nothing lower than the fit among the alive alone can be the answer
+    if fit == FIRST_FIT:
+        cursor, lists, count, climbed, done = _climb_passes(floor, need, lists, heads, tails,
+                                                            cover_lo, cover_hi, lo, hi, count,
+                                                            pass_work)
+        read += climbed
+        if done:
+            return cursor, read
+    elif count > 0:  # nothing lower than the fit among the alive alone can be the answer
         cursor, lists, climbed = _climb(floor, need, FIRST_FIT, lists, heads, tails, cover_lo,
                                         cover_hi, lo, hi, scratch, (0, 0, 0))
         read += climbed
@@ -604,7 +671,8 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
                     cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, point_top,
-                    steps, stack, offset, lo, hi, heads, tails, scratch, pair_limit):
+                    steps, stack, offset, lo, hi, heads, tails, scratch, pass_work,
+                    pair_limit):
     """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
     the next request to place (order.shape[0] when done).
 
@@ -630,7 +698,8 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         else:
             at, read = _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill,
                                    cover_lo, cover_hi, point_base, point_fill, point_lo,
-                                   point_hi, point_top, lo, hi, heads, tails, scratch)
+                                   point_hi, point_top, lo, hi, heads, tails, scratch,
+                                   pass_work)
             visited += read
         end = at + need
         offset[i] = at
@@ -672,12 +741,16 @@ def place_in_chunks(requests: int, stop: np.ndarray | None, cancel: CancelToken,
 
 class IntervalPlacer:
     """Offsets for request orders where buffers conflict when their [first, last] step ranges
-    overlap; the trees' layout is computed once, their contents once per placement."""
+    overlap; the trees' layout is computed once, their contents once per placement.
+    `pass_work` is how long first fit passes over unsorted spans before it sorts them
+    (`_climb_passes`; 0 sorts at once): it changes the time taken, never the offsets."""
 
-    def __init__(self, size: np.ndarray, first: np.ndarray, last: np.ndarray):
+    def __init__(self, size: np.ndarray, first: np.ndarray, last: np.ndarray, *,
+                 pass_work: int = PASS_WORK):
         self.size = np.ascontiguousarray(size, dtype=np.int64)
         self.first = np.ascontiguousarray(first, dtype=np.int64)
         self.last = np.ascontiguousarray(last, dtype=np.int64)
+        self.pass_work = pass_work
         steps = int(self.last.max()) + 1 if len(self.last) else 1
         self.leaves = 1 << max(steps - 1, 0).bit_length()
         self.cover_base, self.point_base = _tree_capacity(self.first, self.last, self.leaves)
@@ -708,7 +781,8 @@ class IntervalPlacer:
         place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
             order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
             cover_fill, cover_lo, cover_hi, self.point_base, point_fill, point_lo, point_hi,
-            point_top, steps, stack, offset, lo, hi, heads, tails, scratch, CHUNK_PAIRS))
+            point_top, steps, stack, offset, lo, hi, heads, tails, scratch, self.pass_work,
+            CHUNK_PAIRS))
         return offset
 
 

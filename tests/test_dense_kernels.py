@@ -260,3 +260,13 @@ def test_interval_and_bitset_placers_give_the_same_offsets(trace, fit):
     bitset = dense_kernels.BitsetPlacer(size, dense_kernels.bitset_rows(masks, len(size)))
     interval = dense_kernels.IntervalPlacer(size, first, last)
     assert interval.offsets(order, fit).tolist() == bitset.offsets(order, fit).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(trace=merged_traces(), pass_work=st.sampled_from([0, 1, 3]))
+def test_first_fit_sorts_the_spans_its_passes_leave(trace, pass_work):
+    # With little or no pass work, first fit sorts what its passes over unsorted spans left.
+    size, first, last, order = trace
+    placer = dense_kernels.IntervalPlacer(size, first, last, pass_work=pass_work)
+    assert placer.offsets(order).tolist() == plain_fit(size, first, last, order,
+                                                       dense_kernels.FIRST_FIT)
