@@ -65,6 +65,9 @@ _ONE_BUCKET = 4096
 # would need about one pass each.
 PASS_WORK = 16
 
+# A window no span can block: gathering spans for best fit never moves the cursor.
+_NO_JUMPS = -(1 << 62)
+
 
 @njit(cache=True, nogil=True)
 def _radix_rank(lo, members, spare, base):
@@ -271,33 +274,42 @@ def _tree_capacity(first, last, leaves):
 
 
 @njit(cache=True, nogil=True)
-def _read(base, fill, node_lo, node_hi, v, floor, lo, hi, count):
-    """Append the spans stored on node `v` that reach above `floor`; the new count."""
+def _read(base, fill, node_lo, node_hi, v, cursor, window, lo, hi, count):
+    """Append the spans stored on node `v` that reach above the cursor, but jump the cursor
+    past each one that blocks offsets [cursor, cursor + window) instead (none, for a window
+    of `_NO_JUMPS`); (count, cursor)."""
     for k in range(base[v], base[v] + fill[v]):
-        if node_hi[k] > floor:
-            lo[count] = node_lo[k]
-            hi[count] = node_hi[k]
-            count += 1
-    return count
+        end = node_hi[k]
+        if end > cursor:
+            if node_lo[k] - cursor < window:
+                cursor = end
+            else:
+                lo[count] = node_lo[k]
+                hi[count] = end
+                count += 1
+    return count, cursor
 
 
 @njit(cache=True, nogil=True)
-def _read_starts(base, fill, node_lo, node_hi, top, v, height, floor, lo, hi, count, read):
+def _read_starts(base, fill, node_lo, node_hi, top, v, height, cursor, window, lo, hi, count,
+                 read):
     """`_read` of the start tree's node `v` (`height` levels above the leaves), or, above
-    the levels it keeps, of its descendants at the highest kept level; (count, entries read).
-    A node whose highest end (`top`) is at most the floor holds nothing to read."""
+    the levels it keeps, of its descendants at the highest kept level; (count, cursor,
+    entries read). A node whose highest end (`top`) is at most the cursor holds nothing to
+    read."""
     if height < _START_LEVELS:
-        if top[v] <= floor:
-            return count, read + 1
-        return _read(base, fill, node_lo, node_hi, v, floor, lo, hi, count), read + fill[v]
+        if top[v] <= cursor:
+            return count, cursor, read + 1
+        count, cursor = _read(base, fill, node_lo, node_hi, v, cursor, window, lo, hi, count)
+        return count, cursor, read + fill[v]
     shift = height - _START_LEVELS + 1
     for u in range(v << shift, (v + 1) << shift):
-        if top[u] <= floor:
+        if top[u] <= cursor:
             read += 1
             continue
-        count = _read(base, fill, node_lo, node_hi, u, floor, lo, hi, count)
+        count, cursor = _read(base, fill, node_lo, node_hi, u, cursor, window, lo, hi, count)
         read += fill[u] + 1
-    return count, read
+    return count, cursor, read
 
 
 @njit(cache=True, nogil=True)
@@ -620,22 +632,6 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
     (`_climb`), as do those that first fit's passes gave up on.
     """
     read = 0
-    count = 0
-    a = s + 1 + leaves
-    b = e + leaves + 1
-    height = 0
-    while a < b:
-        if a & 1:
-            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, point_top, a,
-                                       height, floor, lo, hi, count, read)
-            a += 1
-        if b & 1:
-            b -= 1
-            count, read = _read_starts(point_base, point_fill, point_lo, point_hi, point_top, b,
-                                       height, floor, lo, hi, count, read)
-        a >>= 1
-        b >>= 1
-        height += 1
     lists = 0
     v = s + leaves
     while v >= 1:
@@ -645,8 +641,37 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
             lists += 1
         v >>= 1
     cursor = floor
+    window = _NO_JUMPS
     if fit == FIRST_FIT:
-        cursor, lists, count, climbed, done = _climb_passes(floor, need, lists, heads, tails,
+        # Climb among the alive first, and gather the rest as a first pass: the higher the
+        # cursor, the fewer spans are kept.
+        window = need if need > 0 else 1
+        while True:
+            reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
+            read += lists
+            if reach == cursor:
+                break
+            cursor = reach
+    count = 0
+    a = s + 1 + leaves
+    b = e + leaves + 1
+    height = 0
+    while a < b:
+        if a & 1:
+            count, cursor, read = _read_starts(point_base, point_fill, point_lo, point_hi,
+                                               point_top, a, height, cursor, window, lo, hi,
+                                               count, read)
+            a += 1
+        if b & 1:
+            b -= 1
+            count, cursor, read = _read_starts(point_base, point_fill, point_lo, point_hi,
+                                               point_top, b, height, cursor, window, lo, hi,
+                                               count, read)
+        a >>= 1
+        b >>= 1
+        height += 1
+    if fit == FIRST_FIT:
+        cursor, lists, count, climbed, done = _climb_passes(cursor, need, lists, heads, tails,
                                                             cover_lo, cover_hi, lo, hi, count,
                                                             pass_work)
         read += climbed
