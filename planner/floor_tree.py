@@ -32,16 +32,15 @@ from ._numba import njit
 
 # The fields of one node.
 MAX_CEILING, MIN_CEILING, MAX_HELD, MIN_FREE, MAX_PREFIX, MIN_PREFIX = 0, 1, 2, 3, 4, 5
-ADD_HELD, SET_CEILING, SET_PREFIX = 6, 7, 8  # pending for the children; -1: no assignment
+# Pending for the children: an addition to held, and assignments stored as the value + 1 (0:
+# none), so that an empty tree is all zeros and its pages are touched only when used.
+ADD_HELD, SET_CEILING, SET_PREFIX = 6, 7, 8
 TREE_FIELDS = 9
 
 
 def floor_tree(leaves: int) -> np.ndarray:
     """An empty tree over `leaves` steps (a power of two): every step free, nothing held."""
-    tree = np.zeros((2 * leaves, TREE_FIELDS), np.int64)
-    tree[:, SET_CEILING] = -1
-    tree[:, SET_PREFIX] = -1
-    return tree
+    return np.zeros((2 * leaves, TREE_FIELDS), np.int64)
 
 
 def stack_entries(leaves: int) -> int:
@@ -60,25 +59,25 @@ def _apply(tree, v, add, ceiling, prefix):
         row[MAX_CEILING] = ceiling
         row[MIN_CEILING] = ceiling
         row[MIN_FREE] = ceiling - row[MAX_HELD]
-        row[SET_CEILING] = ceiling
+        row[SET_CEILING] = ceiling + 1
     else:
         row[MIN_FREE] -= add
     if prefix >= 0:
         row[MAX_PREFIX] = prefix
         row[MIN_PREFIX] = prefix
-        row[SET_PREFIX] = prefix
+        row[SET_PREFIX] = prefix + 1
 
 
 @njit(cache=True, nogil=True)
 def _push(tree, v):
     """Hand node v's pending changes to its children."""
     row = tree[v]
-    if row[ADD_HELD] != 0 or row[SET_CEILING] >= 0 or row[SET_PREFIX] >= 0:
-        _apply(tree, 2 * v, row[ADD_HELD], row[SET_CEILING], row[SET_PREFIX])
-        _apply(tree, 2 * v + 1, row[ADD_HELD], row[SET_CEILING], row[SET_PREFIX])
+    if row[ADD_HELD] != 0 or row[SET_CEILING] > 0 or row[SET_PREFIX] > 0:
+        _apply(tree, 2 * v, row[ADD_HELD], row[SET_CEILING] - 1, row[SET_PREFIX] - 1)
+        _apply(tree, 2 * v + 1, row[ADD_HELD], row[SET_CEILING] - 1, row[SET_PREFIX] - 1)
         row[ADD_HELD] = 0
-        row[SET_CEILING] = -1
-        row[SET_PREFIX] = -1
+        row[SET_CEILING] = 0
+        row[SET_PREFIX] = 0
 
 
 @njit(cache=True, nogil=True)
