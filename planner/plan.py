@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+import json
 from functools import cached_property
+from json.encoder import encode_basestring_ascii
 
 from .gc_pause import paused_collection
 from .lazy_sequence import Lazy
@@ -39,6 +41,14 @@ class Placements(Lazy):
         """Each placement as `{"name", "offset", "bytes", "reserved"}`."""
         return [{"name": n, "offset": o, "bytes": b, "reserved": r}
                 for n, o, b, r in zip(*self.columns)]
+
+    def json_array(self) -> str:
+        """`json.dumps(self.rows())`, written from the columns without building the rows
+        (half the time at a million placements)."""
+        names, offsets, sizes, reserved = self.columns
+        row = '{{"name": {}, "offset": {}, "bytes": {}, "reserved": {}}}'.format
+        return "[" + ", ".join(map(row, map(encode_basestring_ascii, names), offsets, sizes,
+                                   reserved)) + "]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,20 +122,32 @@ class Plan:
         """Bytes reuse saves against giving every buffer its own range."""
         return self.no_reuse_bytes - self.slab_bytes
 
-    def to_dict(self) -> dict:
-        """The plan as JSON-ready data (placements in request order; a search plan also has
-        `seed`, `iterations` and `proof`)."""
+    def to_dict(self, placements: bool = True) -> dict:
+        """The plan as JSON-ready data (placements in request order, or None where not asked
+        for; a search plan also has `seed`, `iterations` and `proof`)."""
         with paused_collection():  # a million small dicts: see gc_pause
             data = {
                 "slab_bytes": self.slab_bytes,
                 "no_reuse_bytes": self.no_reuse_bytes,
                 "algorithm": self.algorithm,
                 "conflicts": self.conflict_model,
-                "placements": self.placements.rows() if isinstance(self.placements, Placements)
-                else [{"name": p.name, "offset": p.offset, "bytes": p.bytes,
-                       "reserved": p.reserved} for p in self.placements],
+                "placements": self.placement_rows() if placements else None,
             }
         for key in ("seed", "iterations", "proof"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         return data
+
+    def placement_rows(self) -> list[dict]:
+        """Each placement as `{"name", "offset", "bytes", "reserved"}`, in request order."""
+        if isinstance(self.placements, Placements):
+            return self.placements.rows()
+        return [{"name": p.name, "offset": p.offset, "bytes": p.bytes, "reserved": p.reserved}
+                for p in self.placements]
+
+    def placements_json(self) -> str:
+        """`json.dumps(self.placement_rows())`, written from the columns where the plan keeps
+        them."""
+        if isinstance(self.placements, Placements):
+            return self.placements.json_array()
+        return json.dumps(self.placement_rows())

@@ -1,11 +1,14 @@
 """`slabscope plan`: the table, JSON, and exit codes for bad files and capacity failures."""
 
+import dataclasses
 import json
 import subprocess
 import sys
 
 from slabscope import planner
 import slabscope.planner.minimalloc_csv
+import slabscope.app.cli.plan
+from slabscope.planner.plan import Placements
 from slabscope.app.cli import main
 from tests.examples import LUMINAL_JOIN, RELU_UNFUSED
 
@@ -61,3 +64,26 @@ def test_csv_export_round_trips_offsets(tmp_path, capsys):
                        "t0": 1_179_904, "t1": 0, "y": 16_384}
     assert main(["plan", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["conflicts"] == "serial"
+
+
+def test_compact_json_is_what_json_dumps_writes(monkeypatch, capsys, tmp_path):
+    # Past the indent limit, rows are written from the plan's columns, or from its placements
+    # where it keeps no columns: the same text json.dumps gives, odd names included.
+    csv = tmp_path / "trace.csv"
+    csv.write_text("id,lower,upper,size\n" + "".join(
+        f"{i},{i % 3},{i % 3 + 2},{8 * (i + 1)}\n" for i in range(5)))
+    monkeypatch.setattr(slabscope.app.cli.plan, "JSON_INDENT_LIMIT", 2)
+    for path in (csv, RELU_UNFUSED):
+        graph = planner.load(path)
+        result = planner.plan(graph, conflicts=planner.default_conflicts(graph))
+        assert main(["plan", str(path), "--json"]) == 0
+        text = capsys.readouterr().out.strip()
+        data = json.loads(text)
+        assert json.dumps(data) == text
+        assert data["placements"] == result.to_dict()["placements"]
+        as_tuple = dataclasses.replace(result, placements=tuple(result.placements))
+        assert as_tuple.placements_json() == result.placements_json() == json.dumps(
+            data["placements"])
+    names = ['q"uote', "back\\slash", "tab\there", "é", "n"]
+    placements = Placements(names, [0, 1, 2, 3, 4], [1] * 5, [1] * 5)
+    assert placements.json_array() == json.dumps(placements.rows())

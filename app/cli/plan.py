@@ -61,7 +61,8 @@ def run(args) -> int:
         work.token.report("lower bound")
         bound = planner.lower_bound(graph, conflicts, cancel=work.token)
     if args.json:
-        data = result.to_dict()
+        compact = len(result.placements) > JSON_INDENT_LIMIT
+        data = result.to_dict(placements=not compact)
         data["lower_bound_bytes"] = bound.bytes
         data["gap"] = gap(result, bound)
         if chosen is not None:
@@ -71,8 +72,8 @@ def run(args) -> int:
                                  "peak_allocated_bytes": graph.allocator.peak_allocated_bytes,
                                  "device": graph.allocator.device}
         # Indenting a million placements costs seconds and a gigabyte; large plans print compact.
-        indent = 2 if len(result.placements) <= JSON_INDENT_LIMIT else None
-        print(json.dumps(data, indent=indent))
+        print(compact_json(data, result.placements_json()) if compact
+              else json.dumps(data, indent=2))
     else:
         print(format_plan(graph, result, bound))
         if chosen is not None:
@@ -82,6 +83,13 @@ def run(args) -> int:
     if args.csv:
         write_minimalloc_csv(graph, result, args.csv)
     return 0
+
+
+def compact_json(data: dict, placements: str) -> str:
+    """`json.dumps(data)`, with the JSON text `placements` as the value of its "placements"."""
+    return "{" + ", ".join(f"{json.dumps(key)}: "
+                           f"{placements if key == 'placements' else json.dumps(value)}"
+                           for key, value in data.items()) + "}"
 
 
 def load_graph(args, cancel: CancelToken = NEVER) -> planner.Graph:
