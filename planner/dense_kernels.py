@@ -492,6 +492,19 @@ def _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi):
     return reach, lists
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _climb_lists(cursor, window, lists, heads, tails, cover_lo, cover_hi):
+    """Jump the cursor past the spans in the nodes' lists until none blocks it (as
+    `_lists_reach`); (cursor, lists left, entries read)."""
+    read = 0
+    while True:
+        reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
+        read += lists
+        if reach == cursor:
+            return cursor, lists, read
+        cursor = reach
+
+
 @njit(cache=True, nogil=True)
 def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, scratch,
            queued):
@@ -591,11 +604,9 @@ def _climb_passes(cursor, need, lists, heads, tails, cover_lo, cover_hi, lo, hi,
     read = 0
     budget = pass_work * (count + 16)
     while True:
-        reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
-        read += lists
-        if reach > cursor:
-            cursor = reach
-            continue
+        cursor, lists, climbed = _climb_lists(cursor, window, lists, heads, tails, cover_lo,
+                                              cover_hi)
+        read += climbed
         if read > budget:
             return cursor, lists, count, read, False
         moved = False
@@ -646,12 +657,8 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
         # Climb among the alive first, and gather the rest as a first pass: the higher the
         # cursor, the fewer spans are kept.
         window = need if need > 0 else 1
-        while True:
-            reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
-            read += lists
-            if reach == cursor:
-                break
-            cursor = reach
+        cursor, lists, read = _climb_lists(cursor, window, lists, heads, tails, cover_lo,
+                                           cover_hi)
     count = 0
     a = s + 1 + leaves
     b = e + leaves + 1
