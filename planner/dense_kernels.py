@@ -21,9 +21,9 @@ offset below which all is taken: a step of the request's lifetime whose free byt
 end are fewer than the request needs rules out every offset below it, as does each step's
 taken prefix, so many requests land at once. For the rest a cursor climbs from that floor,
 jumping past every span that blocks it: each node's list is searched by galloping, and the
-spans starting inside the lifetime are passed over unsorted until none blocks
-(`_climb_passes`, first fit), or bucketed by start and sorted only where the climb reads
-(`_climb`, best fit). The bitset kernel gathers its spans and buckets them instead
+spans starting inside the lifetime are passed over unsorted, by buckets of start, until none
+blocks (`_climb_passes`, first fit), or bucketed by start and sorted only where the climb
+reads (`_climb`, best fit). The bitset kernel gathers its spans and buckets them instead
 (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
@@ -64,6 +64,12 @@ _ONE_BUCKET = 4096
 # per span (plus 16 spans), then sorts those left: spans gathered far out of order by start
 # would need about one pass each.
 PASS_WORK = 16
+
+# Past this many spans, first fit's passes take them in by buckets of about this many by
+# start (at most `_MOST_BUCKETS`), a bucket once the cursor nears it.
+_LAZY_SPANS = 64
+_SPANS_PER_BUCKET = 8
+_MOST_BUCKETS = 4096
 
 # A window no span can block: gathering spans for best fit never moves the cursor.
 _NO_JUMPS = -(1 << 62)
@@ -588,26 +594,89 @@ def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, s
 
 
 @njit(cache=True, nogil=True)
+def _bucket_by_start(lo, hi, count, scratch):
+    """Move spans lo/hi[:count] into `scratch` in buckets by start (a counting sort, about
+    `_SPANS_PER_BUCKET` a bucket): scratch[:buckets] where each bucket ends, then the starts,
+    then the ends. Returns (buckets, shift, base): span k went to bucket (lo[k] - base) >> shift."""
+    base = lo[0]
+    top = lo[0]
+    for k in range(count):
+        if lo[k] < base:
+            base = lo[k]
+        if lo[k] > top:
+            top = lo[k]
+    buckets = 16
+    while buckets * _SPANS_PER_BUCKET < count and buckets < _MOST_BUCKETS:
+        buckets *= 2
+    shift = 0
+    while (top - base) >> shift >= buckets:
+        shift += 1
+    ends = scratch[:buckets]
+    ends[:] = 0
+    for k in range(count):
+        b = (lo[k] - base) >> shift
+        if b + 1 < buckets:
+            ends[b + 1] += 1
+    for b in range(1, buckets):
+        ends[b] += ends[b - 1]
+    held_lo = scratch[buckets:buckets + count]
+    held_hi = scratch[buckets + count:buckets + 2 * count]
+    for k in range(count):  # `ends` holds each bucket's begin until its members are in
+        b = (lo[k] - base) >> shift
+        held_lo[ends[b]] = lo[k]
+        held_hi[ends[b]] = hi[k]
+        ends[b] += 1
+    return buckets, shift, base
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take_bucket(scratch, buckets, total, b, cursor, lo, hi, count):
+    """Append bucket b's spans (`_bucket_by_start` of `total` spans) that end above the
+    cursor to lo/hi[:count]; the new count."""
+    for k in range(scratch[b - 1] if b > 0 else 0, scratch[b]):
+        if scratch[buckets + total + k] > cursor:
+            lo[count] = scratch[buckets + k]
+            hi[count] = scratch[buckets + total + k]
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
 def _climb_passes(cursor, need, lists, heads, tails, cover_lo, cover_hi, lo, hi, count,
-                  pass_work):
+                  pass_work, scratch):
     """First fit's `_climb` with the spans lo/hi[:count] left unsorted: (offset, or a floor
     where it gave up; lists left; spans left; entries read; whether it is the offset).
+    `scratch` holds at least `_MOST_BUCKETS` + 2 * count int64.
 
     Any span that blocks the cursor lets it jump to the span's end, whatever the order the
     spans are met in, so the climb passes over them again and again: each pass jumps past those
-    that block and drops those below the cursor, and a pass that moves nothing ends it. Spans
-    gathered roughly in order of start take a few passes; once the passes have read
+    that block and drops those below the cursor, until a pass moves nothing. Past
+    `_LAZY_SPANS` spans, they are first put in buckets by start, and a bucket joins the
+    passes only once the cursor nears its starts: those far above the cursor are not read
+    again and again, and those that join come roughly in order. Once the passes have read
     `pass_work` entries per span (plus 16 spans), it gives up and the caller sorts those left
     (`_climb`).
     """
     window = need if need > 0 else 1
     read = 0
     budget = pass_work * (count + 16)
+    total = count
+    buckets, shift, base = 0, 0, 0
+    if count > _LAZY_SPANS:
+        buckets, shift, base = _bucket_by_start(lo, hi, count, scratch)
+        read += 2 * count
+        count = 0
+    taken = 0  # buckets joined so far
     while True:
         cursor, lists, climbed = _climb_lists(cursor, window, lists, heads, tails, cover_lo,
                                               cover_hi)
         read += climbed
+        while taken < buckets and base + (taken << shift) - cursor < window:
+            count = _take_bucket(scratch, buckets, total, taken, cursor, lo, hi, count)
+            taken += 1
         if read > budget:
+            for b in range(taken, buckets):
+                count = _take_bucket(scratch, buckets, total, b, cursor, lo, hi, count)
             return cursor, lists, count, read, False
         moved = False
         kept = 0
@@ -622,7 +691,7 @@ def _climb_passes(cursor, need, lists, heads, tails, cover_lo, cover_hi, lo, hi,
                     kept += 1
         read += count
         count = kept
-        if not moved:
+        if not moved and (taken == buckets or base + (taken << shift) - cursor >= window):
             return cursor, lists, count, read, True
 
 
@@ -680,7 +749,7 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
     if fit == FIRST_FIT:
         cursor, lists, count, climbed, done = _climb_passes(cursor, need, lists, heads, tails,
                                                             cover_lo, cover_hi, lo, hi, count,
-                                                            pass_work)
+                                                            pass_work, scratch)
         read += climbed
         if done:
             return cursor, read
@@ -809,7 +878,8 @@ class IntervalPlacer:
         stack = np.empty((stack_entries(self.leaves), 3), np.int64)
         depth = self.leaves.bit_length() + 1  # nodes on a path from a leaf to the root
         heads, tails = np.empty(depth, np.int64), np.empty(depth, np.int64)
-        scratch = np.empty(_queue_entries(gathered), np.int64)
+        scratch = np.empty(max(_queue_entries(gathered), _MOST_BUCKETS + 2 * gathered),
+                           np.int64)
         place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
             order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
             cover_fill, cover_lo, cover_hi, self.point_base, point_fill, point_lo, point_hi,

@@ -270,3 +270,24 @@ def test_first_fit_sorts_the_spans_its_passes_leave(trace, pass_work):
     placer = dense_kernels.IntervalPlacer(size, first, last, pass_work=pass_work)
     assert placer.offsets(order).tolist() == plain_fit(size, first, last, order,
                                                        dense_kernels.FIRST_FIT)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_first_fit_over_hundreds_of_spans_per_lifetime(seed):
+    # Long lifetimes over few steps meet hundreds of spans starting inside them: first fit's
+    # passes take those in by buckets. The same offsets as sorting them at once (pass_work 0)
+    # and as the bitset kernel.
+    rng = np.random.default_rng(seed)
+    n, steps = 1500, 60
+    first = rng.integers(0, steps, n)
+    last = np.minimum(first + np.where(rng.random(n) < 0.3, rng.integers(10, steps, n),
+                                       rng.integers(0, 3, n)), steps - 1)
+    size = rng.choice([1, 8, 100, 4096, 2**20], n).astype(np.int64)
+    order = rng.permutation(n).astype(np.int64)
+    lazy = dense_kernels.IntervalPlacer(size, first, last).offsets(order)
+    sorted_ = dense_kernels.IntervalPlacer(size, first, last, pass_work=0).offsets(order)
+    overlap = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
+    np.fill_diagonal(overlap, False)
+    masks = [sum(1 << int(j) for j in np.flatnonzero(row)) for row in overlap]
+    bitset = dense_kernels.BitsetPlacer(size, dense_kernels.bitset_rows(masks, n)).offsets(order)
+    assert lazy.tolist() == sorted_.tolist() == bitset.tolist()
