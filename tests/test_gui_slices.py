@@ -104,3 +104,118 @@ def test_the_progress_bar_asks_for_a_paint_instead_of_painting_at_once(qtbot):
     assert progress.bar.value() == 50 and progress.bar.maximum() == 100
     assert progress.bar.updatesEnabled()
     assert progress.phase.text() == "first fit" and progress.bar.toolTip() == "Planning trace"
+
+
+def _painted_loop(x0, x1, y0, y1, w, h):
+    """The cover image as drawing the boxes in turn leaves it (the oracle)."""
+    import numpy as np
+
+    cover = np.zeros((h, w), dtype=np.int64)
+    for place, (a, b, c, d) in enumerate(zip(y0, y1, x0, x1), start=1):
+        cover[a:b, c:d] = place
+    return cover
+
+
+def test_cover_pixels_keeps_the_last_drawn_box_of_each_pixel():
+    import numpy as np
+
+    from slabscope.app.views import rect_layer
+
+    rng = np.random.default_rng(22)
+    for n, w, h, most in ((3000, 120, 40, 4), (500, 30, 10, 3), (40, 50, 20, 30), (1, 3, 2, 9)):
+        x0, y0 = rng.integers(0, w, n), rng.integers(0, h, n)
+        x1 = np.minimum(x0 + rng.integers(0, most, n), w)  # some boxes clipped to nothing
+        y1 = np.minimum(y0 + rng.integers(1, most, n), h)
+        listed = rect_layer.cover_pixels(x0, x1, y0, y1, w, h)  # small boxes: listed at once
+        assert (listed == _painted_loop(x0, x1, y0, y1, w, h)).all()
+    x0, x1, y0, y1 = (np.array(v) for v in ([0, 0], [40, 40], [0, 0], [20, 20]))
+    assert (rect_layer.cover_pixels(x0, x1, y0, y1, 40, 20) == 2).all()  # big boxes: one by one
+
+
+def test_a_dimmed_raster_recolours_its_pixels_without_filling_them_again(qtbot):
+    import numpy as np
+    import pyqtgraph as pg
+    from PySide6.QtGui import QColor
+
+    from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer
+
+    n = 2 * RASTER_BOXES + 500  # half of them still take the raster
+    plot = pg.PlotWidget(background="w")
+    qtbot.addWidget(plot)
+    plot.resize(600, 200)
+    layer = RectLayer()
+    plot.addItem(layer)
+    fills = [QColor("#1f77b4"), QColor("#d62728")]
+    layer.set_rects([f"b{i}" for i in range(n)], np.arange(n, dtype=float), np.ones(n),
+                    np.zeros(n), np.ones(n), [fills[i % 2] for i in range(n)])
+    plot.getPlotItem().getViewBox().setRange(xRange=(0, n), yRange=(0, 1), padding=0)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.grab()
+    cover, image = layer._cover, layer._raster_image[1]
+    assert cover is not None and cover.max() > 0
+    assert set(np.unique(image)) - {0} <= {0xFF000000 | (c.rgba() & 0xFFFFFF) for c in fills}
+    layer.set_emphasis(alpha=np.full(n, 60.0))  # a hovered node dims every other box
+    plot.grab()
+    assert layer._cover is cover  # the same pixels' boxes: no fill again
+    dimmed = layer._raster_image[1]
+    assert dimmed is not image
+    assert set(np.unique(dimmed)) - {0} <= {(60 << 24) | (c.rgba() & 0xFFFFFF) for c in fills}
+    layer.set_emphasis(shown=np.arange(n) % 2 == 0)  # which boxes show: filled again
+    plot.grab()
+    assert layer._cover is not cover
+    assert set(np.unique(layer._raster_image[1])) - {0} == {(60 << 24) | (fills[0].rgba() & 0xFFFFFF)}
+
+
+def _stroked(layer, left, top, right, bottom, size):
+    """The outlines as stroking every box with its pens draws them (the oracle)."""
+    import numpy as np
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter, QPen, Qt
+
+    from slabscope.app.views.rect_layer import HALO
+
+    image = QImage(*size, QImage.Format.Format_ARGB32)
+    image.fill(0)
+    painter = QPainter(image)
+    for i, (color, width) in layer._outlines.items():
+        half = width / 2
+        box = QRectF(left[i] + half, top[i] + half, max(right[i] - left[i] - width, 1.0),
+                     max(bottom[i] - top[i] - width, 1.0))
+        for pen_color, pen_width in ((HALO, width + 2.0), (color, width)):
+            pen = QPen(pen_color, pen_width)
+            pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(box)
+    painter.end()
+    return np.frombuffer(image.constBits(), dtype=np.uint32).reshape(size[1], size[0]).copy()
+
+
+def test_small_boxes_outlines_are_filled_as_their_stroke_would_cover_them(qtbot):
+    import numpy as np
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from slabscope.app.views.rect_layer import RectLayer
+
+    size = (200, 60)
+    left = np.array([10.0, 30.0, 50.5, 80.0, 120.0])
+    right = np.array([11.0, 33.0, 52.0, 110.0, 190.0])  # slivers, a narrow box, two wide ones
+    top = np.array([10.0, 10.0, 20.0, 5.0, 30.0])
+    bottom = np.array([40.0, 12.0, 50.0, 45.0, 33.0])
+    layer = RectLayer()
+    names = [f"b{i}" for i in range(5)]
+    layer.set_rects(names, left, right - left, top, bottom - top, [QColor("gray")] * 5)
+    red, blue = QColor("red"), QColor("blue")
+    layer.set_emphasis(outlines={"b0": (red, 2.5), "b1": (blue, 2.5), "b2": (red, 2.5),
+                                 "b3": (red, 2.5), "b4": (blue, 1.0)})
+    image = QImage(*size, QImage.Format.Format_ARGB32)
+    image.fill(0)
+    painter = QPainter(image)
+    layer._paint_outlines(painter, left, top, right, bottom)
+    painter.end()
+    drawn = np.frombuffer(image.constBits(), dtype=np.uint32).reshape(size[1], size[0])
+    expected = _stroked(layer, left, top, right, bottom, size)
+    assert (drawn != 0).sum() > 300
+    assert (drawn == expected).all()  # pixel for pixel what stroking each box draws
+    assert drawn[25, 95] == 0  # a wide box's inside stays unpainted
