@@ -219,3 +219,17 @@ def test_small_boxes_outlines_are_filled_as_their_stroke_would_cover_them(qtbot)
     assert (drawn != 0).sum() > 300
     assert (drawn == expected).all()  # pixel for pixel what stroking each box draws
     assert drawn[25, 95] == 0  # a wide box's inside stays unpainted
+
+
+def test_the_node_index_is_built_while_loading_not_on_the_first_hover(qtbot, tmp_path):
+    from slabscope.app.views.node_panel import NodePanel
+
+    session = Session()
+    panel = NodePanel(session)
+    qtbot.addWidget(panel)
+    trace = tmp_path / "trace.csv"
+    trace.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\n")
+    session.open(trace)
+    assert "node_index" in vars(session.graph)  # the cached index exists before any hover
+    session.hover_node(session.graph.nodes[1].name)
+    assert session.graph.nodes[1].name in panel.text.toPlainText()
