@@ -233,3 +233,33 @@ def test_the_node_index_is_built_while_loading_not_on_the_first_hover(qtbot, tmp
     assert "node_index" in vars(session.graph)  # the cached index exists before any hover
     session.hover_node(session.graph.nodes[1].name)
     assert session.graph.nodes[1].name in panel.text.toPlainText()
+
+
+def test_a_delivered_outcome_is_laid_out_before_the_window_paints(qtbot):
+    from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+    from slabscope.app.qt.task_executor import TaskLane
+    from slabscope.app.state.tasks import Task
+
+    panel = QWidget()
+    qtbot.addWidget(panel)
+    layout = QVBoxLayout(panel)
+    label = QLabel("one line")
+    label.setWordWrap(True)
+    outer = QWidget(panel)  # a nested level: its own layout request follows the label's
+    QVBoxLayout(outer).addWidget(label)
+    layout.addWidget(outer)
+    layout.addStretch(1)
+    panel.resize(200, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    before = label.height()
+    heights = []
+    lane = TaskLane("test")
+    lane.sigEnded.connect(lambda task, how: heights.append(label.height()))
+    lane.submit(Task("summary", lambda token: "\n".join(["a longer summary"] * 5),
+                     label.setText, lambda message: None))
+    qtbot.waitUntil(lambda: bool(heights), timeout=5000)
+    # Laid out in the slice that delivered it, before any turn of the event loop could paint.
+    assert heights[0] > before and heights[0] == label.heightForWidth(label.width())
+    qtbot.waitUntil(lambda: not lane.running, timeout=5000)
