@@ -43,6 +43,10 @@ def test_the_request_lists_row_count_is_counted_in_cpp(qtbot, tmp_path):
     session.open(trace)
     assert _rows(model) == ["a", "b", "c"] and model.rowCount() == 3
     assert model.index(3).data() is None and not model.index(3).isValid()
+    resets = []
+    model.modelReset.connect(lambda: resets.append(model.rowCount()))
+    session.open(RELU_UNFUSED)  # more rows than before: still one reset, no row signals
+    assert _rows(model) == list(session.order) and resets == [len(session.order)]
 
 
 def test_the_request_list_keeps_the_selection_across_a_reorder(qtbot):

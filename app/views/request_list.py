@@ -45,8 +45,21 @@ class RequestListModel(QStringListModel):
 
     def _reset(self) -> None:
         """Another graph: all rows are new (one model reset)."""
-        self._names = self.session.order
-        self.setStringList([""] * len(self._names))
+        self.beginResetModel()
+        old, self._names = len(self._names), self.session.order
+        # Only the count of the base's empty strings changes, in C++ (62,185 strings made in
+        # Python took 4 ms); inside the reset, the views hear of nothing but the reset. At the
+        # front, where Qt's list grows and shrinks in constant time (in the middle, row by
+        # row, going from 454 rows to 62,185 took 0.6 s).
+        blocked = self.blockSignals(True)
+        try:
+            if len(self._names) > old:
+                QStringListModel.insertRows(self, 0, len(self._names) - old)
+            elif len(self._names) < old:
+                QStringListModel.removeRows(self, 0, old - len(self._names))
+        finally:
+            self.blockSignals(blocked)
+        self.endResetModel()
 
     def _sync(self) -> None:
         """The same graph's requests in a new order: move the rows that moved."""
