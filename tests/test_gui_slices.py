@@ -267,3 +267,25 @@ def test_a_delivered_outcome_is_laid_out_before_the_window_paints(qtbot):
     # Laid out in the slice that delivered it, before any turn of the event loop could paint.
     assert heights[0] > before and heights[0] == label.heightForWidth(label.width())
     qtbot.waitUntil(lambda: not lane.running, timeout=5000)
+
+
+def test_gui_stalls_names_what_qt_entered_python_for():
+    import cProfile
+    import pstats
+
+    from bench.gui_stalls import entered_from_qt
+
+    def inner():
+        return sum(range(1000))
+
+    def outer():  # stands for a slot or an event handler that Qt calls
+        return inner()
+
+    profile = cProfile.Profile()
+    profile.enable()
+    outer()
+    profile.disable()
+    lines = entered_from_qt(pstats.Stats(profile), 0.5)
+    assert lines[0].startswith("   Python entered from Qt:") and "of 500.0 ms CPU" in lines[0]
+    assert any(line.endswith(" outer") for line in lines[1:])
+    assert not any(line.endswith(" inner") for line in lines[1:])  # called from Python
