@@ -289,3 +289,19 @@ def test_gui_stalls_names_what_qt_entered_python_for():
     assert lines[0].startswith("   Python entered from Qt:") and "of 500.0 ms CPU" in lines[0]
     assert any(line.endswith(" outer") for line in lines[1:])
     assert not any(line.endswith(" inner") for line in lines[1:])  # called from Python
+
+
+def test_the_compare_combos_take_the_graphs_names_as_read(qtbot, tmp_path):
+    from slabscope.app.views.inspector import Inspector
+
+    session = Session()
+    inspector = Inspector(session)
+    qtbot.addWidget(inspector)
+    trace = tmp_path / "trace.csv"
+    trace.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\n")
+    session.open(trace)
+    for combo in (inspector.first, inspector.second):
+        assert combo._names is session.graph.buffer_names  # no list made name by name
+        combo.showPopup()  # filled on first use, as before
+        assert [combo.itemText(i) for i in range(1, combo.count())] == ["a", "b", "c"]
+        combo.hidePopup()
