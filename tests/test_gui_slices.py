@@ -305,3 +305,28 @@ def test_the_compare_combos_take_the_graphs_names_as_read(qtbot, tmp_path):
         combo.showPopup()  # filled on first use, as before
         assert [combo.itemText(i) for i in range(1, combo.count())] == ["a", "b", "c"]
         combo.hidePopup()
+
+
+def test_request_rows_answer_only_the_roles_they_have(qtbot):
+    from PySide6.QtCore import QModelIndex, Qt
+
+    from slabscope.app.views.request_list import SIZE_ROLE
+
+    session = Session()
+    session.open(RELU_UNFUSED)
+    widget = RequestList(session)
+    qtbot.addWidget(widget)
+    model = widget.model
+    row = model.index(3)
+    assert row.data() == "workspace" and int(row.data(SIZE_ROLE)) == 1048576
+    assert row.data(Qt.ItemDataRole.DecorationRole).isValid()
+    assert row.data(Qt.ItemDataRole.ToolTipRole).startswith("workspace (")
+    for role in (Qt.ItemDataRole.EditRole, Qt.ItemDataRole.FontRole,
+                 Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.CheckStateRole):
+        assert row.data(role) is None  # the base's empty string is never shown
+    flags = model.flags(row)
+    for flag in (Qt.ItemFlag.ItemIsEnabled, Qt.ItemFlag.ItemIsSelectable,
+                 Qt.ItemFlag.ItemIsDragEnabled, Qt.ItemFlag.ItemIsDropEnabled):
+        assert flags & flag
+    assert not flags & Qt.ItemFlag.ItemIsEditable
+    assert model.flags(QModelIndex()) == Qt.ItemFlag.ItemIsDropEnabled
