@@ -330,3 +330,36 @@ def test_request_rows_answer_only_the_roles_they_have(qtbot):
         assert flags & flag
     assert not flags & Qt.ItemFlag.ItemIsEditable
     assert model.flags(QModelIndex()) == Qt.ItemFlag.ItemIsDropEnabled
+
+
+def test_next_turn_runs_after_the_timers_that_fell_due_during_the_work_that_asked(qtbot):
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    from slabscope.app.views.next_turn import NextTurn
+
+    owner = QObject()
+    order = []
+    later = NextTurn(owner, lambda: order.append("staged"))
+    waiting = QTimer(owner)  # stands for the window's own timers and input
+    waiting.setSingleShot(True)
+    waiting.timeout.connect(lambda: order.append("waiting"))
+
+    def work():  # a delivery that asks for its staged part first, then works on
+        waiting.start(5)
+        later.start()
+        later.start()  # asked twice: still one call
+        assert later.pending
+        end = time.perf_counter() + 0.03
+        while time.perf_counter() < end:
+            pass
+
+    QTimer.singleShot(0, work)
+    qtbot.waitUntil(lambda: "staged" in order, timeout=5000)
+    qtbot.wait(20)
+    assert order == ["waiting", "staged"] and not later.pending
+    later.start()
+    later.stop()  # withdrawn before it ran: never called
+    qtbot.wait(20)
+    assert order == ["waiting", "staged"] and not later.pending
