@@ -43,10 +43,12 @@ def test_the_bound_and_the_gap_are_drawn(qtbot, monkeypatch):
     gap = slab - 1_000_000
     view.view_box.setXRange(900_000, slab * 1.05, padding=0)  # the gap is wide on screen
     assert view.bound_line.label.format == f"bound 977 KiB, gap 192 KiB ({gap / 1_000_000:.1%})"
-    # Zoomed out until the gap is a few pixels, both read in the slab end's label.
+    # Zoomed out until the gap is a few pixels, both read in one label left of the bound's
+    # line (the leftmost), so that neither line crosses it.
     view.view_box.setXRange(0, slab * 50, padding=0)
-    assert view.bound_line.label.format == ""
-    assert view.slab_end.label.format.endswith(f"· bound 977 KiB, gap 192 KiB ({gap / 1_000_000:.1%})")
+    assert view.slab_end.label.format == ""
+    assert view.bound_line.label.format == (f"slab end 1.14 MiB · bound 977 KiB, gap 192 KiB "
+                                            f"({gap / 1_000_000:.1%})")
     assert "gap</b> 192 KiB" in view.summary.text()
     assert "lanes (buffers reusing bytes stack upward)" in view.summary.text()
 

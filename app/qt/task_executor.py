@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
+from slabscope.app.qt.layout_settle import settle_layouts
 from slabscope.app.state.tasks import Task, deliver, run_task
 
 # At most one progress signal per phase in this many seconds (a new phase always gets one), so
@@ -271,6 +272,7 @@ class TaskLane(QObject):
     def _deliver(self, state: TaskState, outcome) -> None:
         task = state.task
         deliver(task, outcome)
+        settle_layouts()
         how = "cancelled" if task.token.cancelled or outcome[0] == "cancelled" else outcome[0]
         self.sigEnded.emit(task, how)
 

@@ -416,7 +416,7 @@ class Inspector(QWidget):
 
     def _fill_combos(self, *_):
         graph = self.session.graph
-        names = [b.name for b in graph.buffers] if graph else []
+        names = graph.buffer_names if graph else ()  # a trace's, without a Buffer per name
         self._syncing = True
         try:
             for combo in (self.first, self.second):

@@ -15,17 +15,37 @@ class NextTurn(QObject):
 
     def __init__(self, parent: QObject, call: Callable[[], None]):
         super().__init__(parent)
+        self._call = call
+        self._wanted = False
+        self._arming = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)  # a timer, not a posted call: pending paints go first
-        self._timer.timeout.connect(call)
+        self._timer.timeout.connect(self._fire)
 
     @property
     def pending(self) -> bool:
-        return self._timer.isActive()
+        return self._wanted
 
     def start(self) -> None:
-        self._timer.start()
+        self._wanted = True
+        if not self._timer.isActive() and not self._arming:
+            # The timer starts once the work that asked is done: started at once, it could fall
+            # due before the timers already waiting for that work to end (input, the window's
+            # own), and the call would run in the same slice of the GUI thread as that work.
+            self._arming = True
+            QTimer.singleShot(0, self, self._arm)
 
     def stop(self) -> None:
+        self._wanted = False
         self._timer.stop()
+
+    def _arm(self) -> None:
+        self._arming = False
+        if self._wanted:
+            self._timer.start()
+
+    def _fire(self) -> None:
+        if self._wanted:
+            self._wanted = False
+            self._call()

@@ -14,6 +14,8 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QImage, QPen
 LABEL_MIN_WIDTH = 28.0    # pixels a box needs before it shows its name
 LABEL_MIN_HEIGHT = 11.0
 RASTER_BOXES = 3000       # past this many boxes in view, they are filled into one cached image
+RASTER_SPREAD = 8         # boxes covering more pixels than this each, on average, fill one by one
+RASTER_LISTED = 2_000_000  # and so do boxes covering more pixels than this (bounds the memory)
 MAX_LABELS = 400          # more labelled boxes than this would be unreadable clutter: none drawn
 EDGE_COLOR = QColor(255, 255, 255, 160)
 HALO = QColor(255, 255, 255, 230)
@@ -37,12 +39,16 @@ class RectLayer(pg.GraphicsObject):
         self._alpha = np.zeros(0)
         self._shown = np.zeros(0, dtype=bool)
         self._outlines: dict[int, tuple[QColor, float]] = {}
+        self._outline_groups: list[tuple[QColor, float, np.ndarray]] = []
         self._bands: list[tuple[float, float, QColor, str]] = []
         self._bounds = QRectF()
         self.drawn_band_labels: list[str] = []  # as the last paint drew them (whole, never cut)
-        self._version = 0           # bumped whenever what the raster image shows changes
+        self._version = 0           # bumped whenever which boxes show, or where, changes
+        self._alpha_version = 0     # bumped whenever their opacities change
         self._raster_key = None
         self._raster_image = None
+        self._cover_key = None
+        self._cover = None          # per device pixel: 1 + the place in draw order of its box
         self._rgb: np.ndarray | None = None
         self.on_hover: Callable[[str | None], None] | None = None
         self.on_click: Callable[[str | None, object], None] | None = None
@@ -63,6 +69,7 @@ class RectLayer(pg.GraphicsObject):
         self._alpha = np.full(len(self.names), 255.0)
         self._shown = np.ones(len(self.names), dtype=bool)
         self._outlines = {}
+        self._outline_groups = []
         self.set_geometry(x, width, y, height)
 
     def set_geometry(self, x, width, y, height) -> None:
@@ -84,10 +91,11 @@ class RectLayer(pg.GraphicsObject):
             alpha = np.asarray(alpha, dtype=float)
             if not np.array_equal(alpha, self._alpha):
                 self._alpha = alpha
-                self._version += 1
+                self._alpha_version += 1
         if outlines is not None:
             index = self._index  # a node of a trace outlines thousands: look the map up once
             self._outlines = {index[n]: style for n, style in outlines.items() if n in index}
+            self._outline_groups = outline_groups(self._outlines)
         self.update()
 
     def set_bands(self, bands) -> None:
@@ -191,23 +199,27 @@ class RectLayer(pg.GraphicsObject):
 
     def _paint_raster(self, painter, t, indices, left, top, right, bottom, vis_w, vis_h,
                       ratio) -> None:
-        """Many boxes: fill them into one image at device resolution, cached until the geometry,
-        the view's transform or the emphasis changes (a hovered box only moves an outline)."""
+        """Many boxes: fill them into one image at device resolution. Which box covers each
+        pixel is cached until the geometry, the boxes shown or the view's transform change; the
+        image until their opacities change too (a hovered node dims the rest: a colour lookup
+        per pixel, not another fill)."""
         key = (t.m11(), t.m22(), t.dx(), t.dy(), vis_w, vis_h, ratio, self._version)
-        if self._raster_key != key:
+        if self._cover_key != key:
             w, h = max(1, int(np.ceil(vis_w * ratio))), max(1, int(np.ceil(vis_h * ratio)))
-            pixels = np.zeros((h, w), dtype=np.uint32)
             x0 = np.clip(np.floor(left[indices] * ratio), 0, w).astype(np.int64)
             x1 = np.clip(np.maximum(np.ceil(right[indices] * ratio), x0 + 1), 0, w).astype(np.int64)
             y0 = np.clip(np.floor(top[indices] * ratio), 0, h).astype(np.int64)
             y1 = np.clip(np.maximum(np.ceil(bottom[indices] * ratio), y0 + 1), 0, h).astype(np.int64)
-            colours = self._argb(indices)
-            for a, b, c, d, colour in zip(y0.tolist(), y1.tolist(), x0.tolist(), x1.tolist(),
-                                          colours.tolist()):
-                pixels[a:b, c:d] = colour
+            self._cover = cover_pixels(x0, x1, y0, y1, w, h)
+            self._cover_key = key
+        if self._raster_key != (key, self._alpha_version):
+            w, h = self._cover.shape[1], self._cover.shape[0]
+            colours = np.concatenate([np.zeros(1, dtype=np.uint32), self._argb(indices)])
+            pixels = np.ascontiguousarray(colours[self._cover])
             image = QImage(pixels.data, w, h, 4 * w, QImage.Format.Format_ARGB32)
             image.setDevicePixelRatio(ratio)
-            self._raster_key, self._raster_image = key, (image, pixels)  # pixels back the image
+            self._raster_key = (key, self._alpha_version)
+            self._raster_image = (image, pixels)  # pixels back the image
         painter.drawImage(QPointF(0, 0), self._raster_image[0])
 
     def _argb(self, indices) -> np.ndarray:
@@ -276,24 +288,36 @@ class RectLayer(pg.GraphicsObject):
         painter.drawRects([box.adjusted(0.5, 0.5, -0.5, -0.5) for box in boxes])
 
     def _paint_outlines(self, painter, left, top, right, bottom) -> None:
-        """Each outline over a white halo, so that it shows on a fill of its own hue too."""
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        # A hovered node may outline thousands of boxes: one drawRects per style, not per box.
-        by_style: dict[tuple[int, float], tuple[QColor, list[int]]] = {}
-        for i, (color, width) in self._outlines.items():
-            if self._shown[i]:
-                by_style.setdefault((color.rgba(), width), (color, []))[1].append(i)
-        for (_rgba, width), (color, indices) in by_style.items():
+        """Each outline over a white halo, so that it shows on a fill of its own hue too. A
+        hovered node may outline thousands of boxes: one drawRects per style and pen, and a box
+        too small to leave a hole inside the pen's stroke (most boxes of a big trace) is filled
+        as the stroke would cover it, without stroking a wide pen around it."""
+        for color, width, indices in self._outline_groups:
+            indices = indices[self._shown[indices]]
+            if not indices.size:
+                continue
             half = width / 2
-            left_i, top_i = left[indices] + half, top[indices] + half
-            width_i = np.maximum(right[indices] - left[indices] - width, 1.0)
-            height_i = np.maximum(bottom[indices] - top[indices] - width, 1.0)
-            boxes = list(map(QRectF, left_i.tolist(), top_i.tolist(), width_i.tolist(),
-                             height_i.tolist()))
-            for pen in (QPen(HALO, width + 2.0), QPen(color, width)):
-                pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
-                painter.setPen(pen)
-                painter.drawRects(boxes)
+            x, y = left[indices] + half, top[indices] + half
+            w = np.maximum(right[indices] - left[indices] - width, 1.0)
+            h = np.maximum(bottom[indices] - top[indices] - width, 1.0)
+            for pen_color, pen_width in ((HALO, width + 2.0), (color, width)):
+                solid = (w <= pen_width) | (h <= pen_width)
+                if solid.any():
+                    grow = pen_width / 2
+                    painter.setPen(Qt.PenStyle.NoPen)
+                    painter.setBrush(pen_color)
+                    painter.drawRects(list(map(QRectF, (x[solid] - grow).tolist(),
+                                               (y[solid] - grow).tolist(),
+                                               (w[solid] + pen_width).tolist(),
+                                               (h[solid] + pen_width).tolist())))
+                ring = ~solid
+                if ring.any():
+                    pen = QPen(pen_color, pen_width)
+                    pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+                    painter.setPen(pen)
+                    painter.setBrush(Qt.BrushStyle.NoBrush)
+                    painter.drawRects(list(map(QRectF, x[ring].tolist(), y[ring].tolist(),
+                                               w[ring].tolist(), h[ring].tolist())))
 
     def _paint_labels(self, painter, room) -> None:
         """Each (index, box) in `room` gets its name, elided to the box, dark or light on its fill."""
@@ -328,6 +352,48 @@ class RectLayer(pg.GraphicsObject):
         if name is not None:
             event.accept()
         self.on_click(name, event.modifiers())
+
+
+def outline_groups(outlines: dict) -> list[tuple[QColor, float, np.ndarray]]:
+    """{index: (colour, width)} as (colour, width, indices) per style, in first-seen order;
+    styles are told apart by their colour object (the palette's few constants) and width.
+    Worked out in C-level passes: a hovered step of a big trace outlines thousands of boxes."""
+    styles = list(outlines.values())
+    count = len(styles)
+    index = np.fromiter(outlines.keys(), dtype=np.int64, count=count)
+    ids = np.fromiter(map(id, map(operator.itemgetter(0), styles)), dtype=np.int64, count=count)
+    widths = np.fromiter(map(operator.itemgetter(1), styles), dtype=float, count=count)
+    keys = list(zip(ids.tolist(), widths.tolist()))
+    groups = []
+    for key in dict.fromkeys(keys):  # the few distinct styles
+        color = styles[keys.index(key)][0]
+        groups.append((color, key[1], index[(ids == key[0]) & (widths == key[1])]))
+    return groups
+
+
+def cover_pixels(x0, x1, y0, y1, w: int, h: int) -> np.ndarray:
+    """An h x w int64 image: at each pixel 1 + the place (in the given order, the order boxes
+    are drawn) of the last box [x0, x1) x [y0, y1) covering it, 0 where none does.
+
+    Every box's pixels are listed at once and each pixel keeps the highest place, as drawing
+    them in turn would leave it. Boxes of more than `RASTER_SPREAD` pixels on average (where a
+    slice per box costs less than listing their pixels), or more than `RASTER_LISTED` pixels in
+    all, are filled one by one instead."""
+    cover = np.zeros((h, w), dtype=np.int64)
+    cols, rows = np.maximum(x1 - x0, 0), np.maximum(y1 - y0, 0)
+    area = cols * rows
+    total = int(area.sum())
+    if total > min(RASTER_SPREAD * len(area), RASTER_LISTED):
+        for place, (a, b, c, d) in enumerate(zip(y0.tolist(), y1.tolist(), x0.tolist(),
+                                                  x1.tolist()), start=1):
+            cover[a:b, c:d] = place
+        return cover
+    box = np.repeat(np.arange(len(area)), area)
+    within = np.arange(total) - np.repeat(np.cumsum(area) - area, area)
+    width = cols[box]
+    flat = (y0[box] + within // width) * w + x0[box] + within % width
+    np.maximum.at(cover.reshape(-1), flat, box + 1)
+    return cover
 
 
 def pick_fills(fills: list, rows) -> list:

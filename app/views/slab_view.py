@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QSpinBox,
                                QStyle, QToolButton, QVBoxLayout, QWidget)
 
@@ -34,6 +34,7 @@ PLACED_ALPHA = 150          # already-placed buffers the current request may ove
 LANDING = QColor("#111111")
 MANY_LANES = 24             # beyond this the lane axis zooms too
 LABEL_HEADROOM = 0.35       # of a lane, above the top one
+LINE_LABEL_AT = 0.98        # of the plot's height: the slab end's and bound's labels hang here
 FIT_MARGIN = 0.03           # of the slab, right of its end, so the end line and label show
 LANE_KEYS = ZOOM_IN_KEYS + ZOOM_OUT_KEYS + (Qt.Key.Key_Up, Qt.Key.Key_Down)
 SUMMARY_MIN_WIDTH = 120      # pixels the summary keeps beside the legend in a narrow bar
@@ -154,7 +155,8 @@ class SlabView(QWidget):
                                         pen=pg.mkPen("#444444", width=1, style=Qt.PenStyle.DashLine),
                                         label="slab end",
                                         # Left of the line, hanging below the top: never clipped.
-                                        labelOpts={"position": 0.98, "color": "#444444",
+                                        labelOpts={"position": LINE_LABEL_AT,
+                                                   "color": "#444444",
                                                    "fill": LABEL_FILL,
                                                    "anchors": [(1.05, 0), (1.05, 0)]})
         plot.addItem(self.slab_end, ignoreBounds=True)
@@ -168,8 +170,10 @@ class SlabView(QWidget):
                                           pen=pg.mkPen(BOUND_COLOR, width=1.5,
                                                        style=Qt.PenStyle.DashLine),
                                           label="bound",
-                                          # Lower than the slab end's label, so they never meet.
-                                          labelOpts={"position": 0.80, "color": BOUND_COLOR,
+                                          # In the slab end's row above the boxes; left of
+                                          # its line, as the slab end's is of its own.
+                                          labelOpts={"position": LINE_LABEL_AT,
+                                                     "color": BOUND_COLOR,
                                                      "fill": LABEL_FILL,
                                                      "anchors": [(1.05, 0), (1.05, 0)]})
         plot.addItem(self.bound_line, ignoreBounds=True)
@@ -179,6 +183,7 @@ class SlabView(QWidget):
             line.setZValue(20)  # their labels over the boxes
         self.view_box.sigXRangeChanged.connect(self._label_lines)
         self.view_box.sigResized.connect(self._label_lines)
+        self.view_box.sigResized.connect(self._fit_lanes_in_view)  # the labels' row, in pixels
         plot.showAxis("left")
         plot.getAxis("left").setTicks([[]])
         # No ticks, so no scale either: an empty bar's 0..1 range read "lanes (x0.001)".
@@ -482,10 +487,22 @@ class SlabView(QWidget):
         top = int(self._lanes[in_view].max()) + 1 if in_view.any() else 1
         self._fitting = True
         try:
-            # Headroom above the top lane for the name of the request being placed.
-            self.view_box.setYRange(0, top + LABEL_HEADROOM * max(1, top / 4), padding=0)
+            self.view_box.setYRange(0, top + self._headroom(top), padding=0)
         finally:
             self._fitting = False
+
+    def _headroom(self, lanes: float) -> float:
+        """Lanes to leave free above the top one of `lanes`: room for the name of the request
+        being placed, and a row of the plot's height for the slab end's and the bound's
+        labels, so that they never cover a box."""
+        headroom = LABEL_HEADROOM * max(1, lanes / 4)
+        height = self.view_box.height()
+        text = self.slab_end.label.textItem
+        label = QFontMetricsF(text.font()).height() + 2 * text.document().documentMargin()
+        row = (1 - LINE_LABEL_AT) * height + label + 2
+        if height > 2 * row:  # a bar too short for both keeps its lanes
+            headroom = max(headroom, lanes * row / (height - row))
+        return headroom
 
     def _layout_plan(self, plan) -> None:
         graph = self.session.graph
@@ -528,13 +545,15 @@ class SlabView(QWidget):
         self._label_lines()
         saved = plan.saved_bytes
         share = saved / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
-        # Figures stay with their labels; the plain words after them may wrap anywhere, so the
-        # bar can still be narrow.
+        # Figures stay with their labels; the plain words after them may wrap, so the bar can
+        # still be narrow, but not before the buffer count (a snapshot's "2,609 buffers" went
+        # to a line of its own).
         self._plan_text = summary_line([
             f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})", *bound_items,
             f"<b>without reuse</b> {plan.no_reuse_bytes:,} B",
             f"<b>saved</b> {saved:,} B ({share:.1%})"]) + ITEM_GAP + \
-            f"{plan.algorithm}, {plan.conflict_model} conflicts, {len(placements):,} buffers"
+            f"{plan.algorithm}, {plan.conflict_model}&nbsp;conflicts,&nbsp;" + \
+            f"{len(placements):,}&nbsp;buffers"
         self._lane_text = f", {lane_count:,} lanes (buffers reusing bytes stack upward)"
         self.section = slab_section(graph, plan) if self.mode_choice.currentText() == ONE_STEP \
             else None
@@ -556,7 +575,7 @@ class SlabView(QWidget):
         if not self.plot_widget.isVisible():  # its size is a placeholder until it is shown
             keep = self.mode_choice.currentText() == ONE_STEP and not new_graph
             return "step" if keep else "lanes"
-        headroom = LABEL_HEADROOM * max(1, lane_count / 4)
+        headroom = self._headroom(lane_count)
         width = self.view_box.width() / (1 + FIT_MARGIN)
         return "lanes" if lanes_legible(layout, plan.slab_bytes, width, self.view_box.height(),
                                         headroom) else "step"
@@ -578,21 +597,25 @@ class SlabView(QWidget):
                 self.fit()
 
     def _label_lines(self, *_) -> None:
-        """Label the slab end and the bound; where the bound's label would reach the slab end's
-        line on screen, both read in one label at the end."""
+        """Label the slab end and the bound, each left of its line in one row; where the slab
+        end's label would reach the bound's line on screen, both read in one label left of the
+        bound's line, so that neither line crosses it."""
         if not self.slab_end.isVisible():
             return
         (x0, x1), _ = self.view_box.viewRange()
         pixels = max(self.view_box.width(), 1.0) / max(x1 - x0, 1e-300)
         apart = (self.slab_end.value() - self.bound_line.value()) * pixels
-        room = self.fontMetrics().horizontalAdvance(self._bound_text) + 12
+        room = self.fontMetrics().horizontalAdvance(self._end_text) + 12
         merged = self.bound_line.isVisible() and apart < room
         at_bound = merged and apart <= 0
-        end = self._end_text.replace("slab end", "slab end = bound") if at_bound else \
-            f"{self._end_text} · {self._bound_text}" if merged else self._end_text
-        self.slab_end.label.setFormat(end)
-        self.bound_line.label.setFormat("" if merged else self._bound_text)
-        for line in (self.slab_end, self.bound_line):
+        end, bound = self._end_text, "" if merged else self._bound_text
+        if at_bound:  # the lines meet (or the bound is past the end): the end's label says it
+            end = self._end_text.replace("slab end", "slab end = bound")
+        elif merged:
+            end, bound = "", f"{self._end_text} · {self._bound_text}"
+        for line, text in ((self.slab_end, end), (self.bound_line, bound)):
+            line.label.setFormat(text)
+            line.label.setVisible(bool(text))  # an empty label would still draw its white fill
             line.label.valueChanged()  # a label only refreshes itself while visible
 
     def _mark_bound(self, plan) -> list[str]:

@@ -53,11 +53,18 @@ class TaskProgress(QWidget):
         if activity is None:
             return
         self.phase.setText(activity.phase or "starting")
-        if activity.fraction is None:
-            self.bar.setRange(0, 0)  # busy: the total is unknown
-        else:
-            self.bar.setRange(0, 100)
-            self.bar.setValue(round(100 * min(max(activity.fraction, 0.0), 1.0)))
+        # A range reset or a new value repaints the bar at once, and that repaint paints all
+        # else the window has to paint (six plots after a new plan) in this slice: with its
+        # updates off for the change, the bar only asks for a paint with the others.
+        self.bar.setUpdatesEnabled(False)
+        try:
+            if activity.fraction is None:
+                self.bar.setRange(0, 0)  # busy: the total is unknown
+            else:
+                self.bar.setRange(0, 100)
+                self.bar.setValue(round(100 * min(max(activity.fraction, 0.0), 1.0)))
+        finally:
+            self.bar.setUpdatesEnabled(True)
         for widget in (self.phase, self.bar):
             widget.setToolTip(activity.label)
         self.cancel_button.setToolTip(f"Stop: {activity.label} (Esc)")
