@@ -13,8 +13,8 @@ temporary folder; run under a timeout and an address-space cap so old quadratic 
 starve the machine), and the growth exponent log(t2/t1)/log(n2/n1) between consecutive sizes.
 For the dense rows it also runs omnimalloc's C++ greedy on the same intervals (in its own
 process, with the same timeout; a refusal is shown as its one-line reason). Each tree first
-plans a small dense trace untimed, so that numba compiling its kernels (for a tree in a new
-folder) is not counted. Timings on a shared machine are noisy: each time is shown as
+plans a small graph of each kind untimed, so that numba compiling its kernels (for a tree in a
+new folder) is not counted. Timings on a shared machine are noisy: each time is shown as
 wall/processor seconds, and the ratio (baseline over this tree) is of processor seconds, which a
 busy machine disturbs least.
 """
@@ -165,8 +165,11 @@ def main() -> None:
                   f"{'goal':>11}  {'baseline s':>11} {'MiB':>7} {'exp':>5}  {'cpu ratio':>9}",
                   flush=True)
             for tree in (ROOT, baseline) if baseline else (ROOT,):
-                # Untimed: numba compiles a tree's kernels on its first run from a new folder.
-                run_plan(tree, write_graph("dense", 10_000, scratch), [], args.timeout, cap)
+                # Untimed: numba compiles a tree's kernels on its first run from a new folder
+                # (each kind of graph has its own: intervals, bitsets).
+                for kind in args.only.split(","):
+                    run_plan(tree, write_graph(kind, 500, scratch), KINDS[kind][2], args.timeout,
+                             cap)
             for kind in args.only.split(","):
                 sizes, _, extra, goals = KINDS[kind]
                 sizes = [s for s in sizes if not args.quick or s <= QUICK_LIMIT]
