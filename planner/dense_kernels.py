@@ -175,17 +175,8 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
     if count <= _SMALL_SORT:
         _sweep(lo, hi, np.argsort(lo[:count]), count, size, fit, state)
     else:
-        base = lo[0]
-        top = lo[0]
-        for k in range(count):
-            if lo[k] < base:
-                base = lo[k]
-            if lo[k] > top:
-                top = lo[k]
         buckets = _buckets_for(count)
-        shift = 0
-        while (top - base) >> shift >= buckets:
-            shift += 1
+        base, shift = _bucket_shift(lo, count, buckets)
         counts = scratch[3:4 + buckets]
         low = scratch[4 + buckets:4 + 2 * buckets]
         high = scratch[4 + 2 * buckets:4 + 3 * buckets]
@@ -229,6 +220,23 @@ def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
     if fit == FIRST_FIT or state[1] < 0:
         return state[0]
     return state[1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bucket_shift(lo, count, buckets):
+    """(base, shift) that spread the starts lo[:count] (at least one) over `buckets` buckets:
+    start x goes to bucket (x - base) >> shift."""
+    base = lo[0]
+    top = lo[0]
+    for k in range(count):
+        if lo[k] < base:
+            base = lo[k]
+        if lo[k] > top:
+            top = lo[k]
+    shift = 0
+    while (top - base) >> shift >= buckets:
+        shift += 1
+    return base, shift
 
 
 @njit(cache=True, nogil=True)
@@ -387,16 +395,7 @@ def _enqueue(lo, hi, count, scratch):
     (buckets + 1), their lowest starts, their highest ends, then the spans by bucket.
     Returns (buckets, shift, base): span k is in bucket (lo[k] - base) >> shift."""
     buckets = _queue_buckets(count)
-    base = lo[0] if count > 0 else 0
-    top = base
-    for k in range(count):
-        if lo[k] < base:
-            base = lo[k]
-        if lo[k] > top:
-            top = lo[k]
-    shift = 0
-    while (top - base) >> shift >= buckets:
-        shift += 1
+    base, shift = _bucket_shift(lo, count, buckets) if count > 0 else (0, 0)
     begins = scratch[:buckets + 1]
     ranked = scratch[3 * buckets + 1:3 * buckets + 1 + count]
     if buckets == 1:
@@ -598,19 +597,10 @@ def _bucket_by_start(lo, hi, count, scratch):
     """Move spans lo/hi[:count] into `scratch` in buckets by start (a counting sort, about
     `_SPANS_PER_BUCKET` a bucket): scratch[:buckets] where each bucket ends, then the starts,
     then the ends. Returns (buckets, shift, base): span k went to bucket (lo[k] - base) >> shift."""
-    base = lo[0]
-    top = lo[0]
-    for k in range(count):
-        if lo[k] < base:
-            base = lo[k]
-        if lo[k] > top:
-            top = lo[k]
     buckets = 16
     while buckets * _SPANS_PER_BUCKET < count and buckets < _MOST_BUCKETS:
         buckets *= 2
-    shift = 0
-    while (top - base) >> shift >= buckets:
-        shift += 1
+    base, shift = _bucket_shift(lo, count, buckets)
     ends = scratch[:buckets]
     ends[:] = 0
     for k in range(count):

@@ -18,6 +18,22 @@ from slabscope.app.views.task_progress import TaskProgress  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 
+def _three_rows(tmp_path):
+    """A MiniMalloc trace of three buffers, a, b and c."""
+    trace = tmp_path / "trace.csv"
+    trace.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\n")
+    return trace
+
+
+def _opened(qtbot, tmp_path, panel_class):
+    """A session and its `panel_class` panel, with `_three_rows` opened."""
+    session = Session()
+    panel = panel_class(session)
+    qtbot.addWidget(panel)
+    session.open(_three_rows(tmp_path))
+    return session, panel
+
+
 def _rows(model) -> list[str]:
     return [model.index(r).data() for r in range(model.rowCount())]
 
@@ -38,9 +54,7 @@ def test_the_request_lists_row_count_is_counted_in_cpp(qtbot, tmp_path):
     assert _rows(model) == list(session.order)
     session.sort_by_size()
     assert _rows(model) == list(session.order)
-    trace = tmp_path / "trace.csv"
-    trace.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\n")
-    session.open(trace)
+    session.open(_three_rows(tmp_path))
     assert _rows(model) == ["a", "b", "c"] and model.rowCount() == 3
     assert model.index(3).data() is None and not model.index(3).isValid()
     resets = []
@@ -228,12 +242,7 @@ def test_small_boxes_outlines_are_filled_as_their_stroke_would_cover_them(qtbot)
 def test_the_node_index_is_built_while_loading_not_on_the_first_hover(qtbot, tmp_path):
     from slabscope.app.views.node_panel import NodePanel
 
-    session = Session()
-    panel = NodePanel(session)
-    qtbot.addWidget(panel)
-    trace = tmp_path / "trace.csv"
-    trace.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\n")
-    session.open(trace)
+    session, panel = _opened(qtbot, tmp_path, NodePanel)
     assert "node_index" in vars(session.graph)  # the cached index exists before any hover
     session.hover_node(session.graph.nodes[1].name)
     assert session.graph.nodes[1].name in panel.text.toPlainText()
@@ -294,12 +303,7 @@ def test_gui_stalls_names_what_qt_entered_python_for():
 def test_the_compare_combos_take_the_graphs_names_as_read(qtbot, tmp_path):
     from slabscope.app.views.inspector import Inspector
 
-    session = Session()
-    inspector = Inspector(session)
-    qtbot.addWidget(inspector)
-    trace = tmp_path / "trace.csv"
-    trace.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\n")
-    session.open(trace)
+    session, inspector = _opened(qtbot, tmp_path, Inspector)
     for combo in (inspector.first, inspector.second):
         assert combo._names is session.graph.buffer_names  # no list made name by name
         combo.showPopup()  # filled on first use, as before
