@@ -476,6 +476,13 @@ def _take_below(limit, lo, hi, scratch, buckets, shift, base, at, nxt):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _window(need):
+    """The bytes above the cursor that must be clear for a request of `need`: an empty request
+    still needs a gap of at least one byte, as in `lowest_gap`."""
+    return need if need > 0 else 1
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi):
     """The highest end of a span in the nodes' lists (heads[:lists] to tails, each sorted and
     disjoint) that blocks offsets [cursor, cursor + window), else the cursor; each head moves
@@ -533,9 +540,7 @@ def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, s
     if buckets == 1:
         last = scratch[1]
         nxt = _open(lo, scratch, 1, 0)
-    # Offsets within `window` above the cursor must be clear: an empty request still needs a
-    # gap of at least one byte, as in `lowest_gap`.
-    window = need if need > 0 else 1
+    window = _window(need)
     read = 0
     best = -1
     best_gap = 0
@@ -647,7 +652,7 @@ def _climb_passes(cursor, need, lists, heads, tails, cover_lo, cover_hi, lo, hi,
     `pass_work` entries per span (plus 16 spans), it gives up and the caller sorts those left
     (`_climb`).
     """
-    window = need if need > 0 else 1
+    window = _window(need)
     read = 0
     budget = pass_work * (count + 16)
     total = count
@@ -715,7 +720,7 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo
     if fit == FIRST_FIT:
         # Climb among the alive first, and gather the rest as a first pass: the higher the
         # cursor, the fewer spans are kept.
-        window = need if need > 0 else 1
+        window = _window(need)
         cursor, lists, read = _climb_lists(cursor, window, lists, heads, tails, cover_lo,
                                            cover_hi)
     count = 0

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-import json
 from functools import cached_property
 from json.encoder import encode_basestring_ascii
 
