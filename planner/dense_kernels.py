@@ -3,28 +3,24 @@
 Two placement kernels, both exact (the same offsets as `traced_placement.place`):
 
 - `IntervalPlacer`, for interval lifetimes (the serial model, or a DAG with one order). Placed
-  buffers are kept in two segment trees over steps, their offsets stored in the trees' own
-  contiguous arrays: one holds each buffer on the nodes that tile its lifetime (a walk from a
-  leaf to the root finds every placed buffer alive at a step), the other on the nodes above its
-  first step, up to `_START_LEVELS` (the nodes that tile a step range find every placed buffer
-  starting inside it; each of its nodes also keeps its highest end, so one wholly below a
-  request's floor is skipped unread). A
-  request's conflicting placed buffers are then a few contiguous runs. Those alive at one step
-  are pairwise disjoint, so each node of the first tree keeps its spans sorted by offset (their
-  ends then sort too), and a request merges the runs on its path by offset.
+  buffers are kept in two segment trees over steps, their spans stored in one pair of
+  contiguous arrays: the lifetime tree holds each buffer on the nodes that tile its lifetime (a
+  walk from a leaf to the root finds every placed buffer alive at a step), the start tree on
+  every node above its first step (the nodes that tile a step range find every placed buffer
+  starting inside it). A request conflicts with the buffers alive at its first step and those
+  starting later in its lifetime, so with the spans of about three nodes per level.
 - `BitsetPlacer`, for any conflict model: conflict sets as rows of 64-bit words, ANDed with the
   placed set word by word.
 
-Per step, the interval kernel also keeps (in `floor_tree`, a segment tree over steps with
-range updates) the highest end and the bytes held by the placed buffers alive there, and an
-offset below which all is taken: a step of the request's lifetime whose free bytes below that
-end are fewer than the request needs rules out every offset below it, as does each step's
-taken prefix, so many requests land at once. For the rest a cursor climbs from that floor,
-jumping past every span that blocks it: each node's list is searched by galloping, and the
-spans starting inside the lifetime are passed over unsorted, by buckets of start, until none
-blocks (`_climb_passes`, first fit), or bucketed by start and sorted only where the climb
-reads (`_climb`, best fit). The bitset kernel gathers its spans and buckets them instead
-(`lowest_gap`).
+The interval kernel never visits conflicting buffers one by one. Each node keeps the union of
+its buffers' spans as sorted runs, merging those that touch: a request conflicts with every
+buffer of a node it reads, so an offset one of them takes is ruled out whichever it is, and
+first fit packs tightly, so a node of thousands of buffers holds a few hundred runs. A start
+tree node holds its children's runs, so an insert stops at the first node where one run already
+covered the span. A cursor climbs from 0, jumping past every run that blocks it: each list is
+searched by galloping from where the cursor left it, and walked while its runs block
+(`_settle`); first fit stops where none does, best fit measures the gap there and goes on
+(`_climb`). The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
 poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
@@ -38,41 +34,18 @@ import numpy as np
 
 from ._numba import njit
 from .cancel import NEVER, CancelToken
-from .floor_tree import floor_query, floor_tree, floor_update, stack_entries
 
 FIRST_FIT, BEST_FIT = 0, 1
 
 # Conflicting pairs visited between two looks at the cancel token or stop flag (~10-30 ms).
 CHUNK_PAIRS = 1 << 23
 
-# Levels of the start tree that hold buffers, from the leaves up: a buffer is stored on this
-# many nodes rather than on every one up to the root (22 for a million steps); a query reads
-# the descendants at the top kept level (4,096 steps each) of a higher node instead.
-_START_LEVELS = 13
-
-# Requests an interval chunk places at most: a dense request's sorting and tree walks are not
-# all counted as pairs, so a chunk also ends by count (a few milliseconds).
-CHUNK_REQUESTS = 256
+# Requests an interval chunk places at most: a long request's climb is counted in entries
+# read, its inserts are not, so a chunk also ends by count (a few milliseconds).
+CHUNK_REQUESTS = 1024
 
 # Spans (or bucket members) up to this many are sorted by comparison; more by buckets or radix.
 _SMALL_SORT = 32
-
-# Up to this many spans, `_climb`'s queue is one bucket, sorted when first read.
-_ONE_BUCKET = 4096
-
-# First fit passes over unsorted spans (`_climb_passes`) until it has read this many entries
-# per span (plus 16 spans), then sorts those left: spans gathered far out of order by start
-# would need about one pass each.
-PASS_WORK = 16
-
-# Past this many spans, first fit's passes take them in by buckets of about this many by
-# start (at most `_MOST_BUCKETS`), a bucket once the cursor nears it.
-_LAZY_SPANS = 64
-_SPANS_PER_BUCKET = 8
-_MOST_BUCKETS = 4096
-
-# A window no span can block: gathering spans for best fit never moves the cursor.
-_NO_JUMPS = -(1 << 62)
 
 
 @njit(cache=True, nogil=True)
@@ -258,8 +231,9 @@ def scratch_entries(count: int) -> int:
 
 @njit(cache=True, nogil=True)
 def _tree_capacity(first, last, leaves):
-    """Per node (heap layout: root 1, leaf t at leaves + t), how many buffers the lifetime tree
-    and the start tree can hold there: CSR starts over nodes, one array each."""
+    """Per node (heap layout: root 1, leaf t at leaves + t), how many spans the lifetime tree
+    and the start tree can hold there (the start tree's runs are at most the buffers starting
+    under the node): CSR starts over nodes, one array each."""
     nodes = 2 * leaves
     cover = np.zeros(nodes + 1, np.int64)
     point = np.zeros(nodes + 1, np.int64)
@@ -276,9 +250,7 @@ def _tree_capacity(first, last, leaves):
             a >>= 1
             b >>= 1
         v = first[i] + leaves
-        for _ in range(_START_LEVELS):
-            if v < 1:
-                break
+        while v >= 1:
             point[v + 1] += 1
             v >>= 1
     for v in range(nodes):
@@ -288,67 +260,44 @@ def _tree_capacity(first, last, leaves):
 
 
 @njit(cache=True, nogil=True)
-def _read(base, fill, node_lo, node_hi, v, cursor, window, lo, hi, count):
-    """Append the spans stored on node `v` that reach above the cursor, but jump the cursor
-    past each one that blocks offsets [cursor, cursor + window) instead (none, for a window
-    of `_NO_JUMPS`); (count, cursor)."""
-    for k in range(base[v], base[v] + fill[v]):
-        end = node_hi[k]
-        if end > cursor:
-            if node_lo[k] - cursor < window:
-                cursor = end
-            else:
-                lo[count] = node_lo[k]
-                hi[count] = end
-                count += 1
-    return count, cursor
-
-
-@njit(cache=True, nogil=True)
-def _read_starts(base, fill, node_lo, node_hi, top, v, height, cursor, window, lo, hi, count,
-                 read):
-    """`_read` of the start tree's node `v` (`height` levels above the leaves), or, above
-    the levels it keeps, of its descendants at the highest kept level; (count, cursor,
-    entries read). A node whose highest end (`top`) is at most the cursor holds nothing to
-    read."""
-    if height < _START_LEVELS:
-        if top[v] <= cursor:
-            return count, cursor, read + 1
-        count, cursor = _read(base, fill, node_lo, node_hi, v, cursor, window, lo, hi, count)
-        return count, cursor, read + fill[v]
-    shift = height - _START_LEVELS + 1
-    for u in range(v << shift, (v + 1) << shift):
-        if top[u] <= cursor:
-            read += 1
-            continue
-        count, cursor = _read(base, fill, node_lo, node_hi, u, cursor, window, lo, hi, count)
-        read += fill[u] + 1
-    return count, cursor, read
-
-
-@njit(cache=True, nogil=True)
-def _store(base, fill, node_lo, node_hi, top, v, at, end):
-    """Store span [at, end) on node `v`, keeping the node's highest end in `top`."""
-    k = base[v] + fill[v]
-    node_lo[k] = at
-    node_hi[k] = end
-    fill[v] += 1
-    if end > top[v]:
-        top[v] = end
-
-
-@njit(cache=True, nogil=True)
-def _insert_sorted(base, fill, node_lo, node_hi, v, at, end):
-    """Store span [at, end) on node `v`, keeping the node's spans sorted by (start, end)."""
+def _unite(base, fill, run_lo, run_hi, v, at, end):
+    """Add [at, end) to node `v`'s runs: sorted, pairwise disjoint and not touching (an empty
+    span is a run of its own only where no run reaches it). Runs it touches merge with it.
+    True when one run already held it (nothing changed)."""
     b0 = base[v]
-    k = b0 + fill[v]
-    while k > b0 and (node_lo[k - 1] > at or (node_lo[k - 1] == at and node_hi[k - 1] > end)):
-        node_lo[k] = node_lo[k - 1]
-        node_hi[k] = node_hi[k - 1]
-        k -= 1
-    node_lo[k] = at
-    node_hi[k] = end
-    fill[v] += 1
+    top = b0 + fill[v]
+    low, high = b0, top
+    while low < high:  # the first run ending at or above `at`
+        mid = (low + high) >> 1
+        if run_hi[mid] < at:
+            low = mid + 1
+        else:
+            high = mid
+    k = low
+    joined_lo, joined_hi = at, end
+    while k < top and run_lo[k] <= end:
+        if run_lo[k] < joined_lo:
+            joined_lo = run_lo[k]
+        if run_hi[k] > joined_hi:
+            joined_hi = run_hi[k]
+        k += 1
+    merged = k - low
+    if merged == 1 and joined_lo == run_lo[low] and joined_hi == run_hi[low]:
+        return True
+    if merged == 0:  # a run of its own: shift those above up by one
+        for q in range(top, low, -1):
+            run_lo[q] = run_lo[q - 1]
+            run_hi[q] = run_hi[q - 1]
+        fill[v] += 1
+    elif merged > 1:  # it bridges runs: close up those above
+        gone = merged - 1
+        for q in range(k, top):
+            run_lo[q - gone] = run_lo[q]
+            run_hi[q - gone] = run_hi[q]
+        fill[v] -= gone
+    run_lo[low] = joined_lo
+    run_hi[low] = joined_hi
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -373,108 +322,6 @@ def _first_above(keys, first, end, cursor):
     return low
 
 
-@njit(cache=True, nogil=True)
-def _queue_buckets(count):
-    """Buckets for `count` queued spans: one for a few hundred, else about one per two."""
-    buckets = 1
-    while 2 * buckets < count and buckets < 65_536:
-        buckets *= 2
-    return buckets if count > _ONE_BUCKET else 1
-
-
-def _queue_entries(count: int) -> int:
-    """The scratch `_enqueue` needs for up to `count` spans."""
-    return 4 * _queue_buckets(count) + 1 + count
-
-
-@njit(cache=True, nogil=True)
-def _enqueue(lo, hi, count, scratch):
-    """Queue spans lo/hi[:count] for `_climb` in buckets by start (about two spans each; one
-    bucket for a few hundred), keeping each bucket's lowest start and highest end; nothing is
-    sorted yet. `scratch` holds `_queue_entries(count)` int64: where each bucket begins
-    (buckets + 1), their lowest starts, their highest ends, then the spans by bucket.
-    Returns (buckets, shift, base): span k is in bucket (lo[k] - base) >> shift."""
-    buckets = _queue_buckets(count)
-    base, shift = _bucket_shift(lo, count, buckets) if count > 0 else (0, 0)
-    begins = scratch[:buckets + 1]
-    ranked = scratch[3 * buckets + 1:3 * buckets + 1 + count]
-    if buckets == 1:
-        begins[0] = 0
-        begins[1] = count
-        scratch[2] = base
-        for k in range(count):
-            ranked[k] = k
-        return buckets, shift, base
-    low = scratch[buckets + 1:2 * buckets + 1]
-    high = scratch[2 * buckets + 1:3 * buckets + 1]
-    begins[:] = 0
-    low[:] = -1
-    high[:] = 0
-    for k in range(count):
-        j = (lo[k] - base) >> shift
-        begins[j + 1] += 1
-        if low[j] < 0 or lo[k] < low[j]:
-            low[j] = lo[k]
-        if hi[k] > high[j]:
-            high[j] = hi[k]
-    for j in range(buckets):
-        begins[j + 1] += begins[j]
-    fill = scratch[3 * buckets + 1 + count:3 * buckets + 1 + count + buckets]
-    fill[:] = begins[:buckets]
-    for k in range(count):
-        j = (lo[k] - base) >> shift
-        ranked[fill[j]] = k
-        fill[j] += 1
-    return buckets, shift, base
-
-
-@njit(cache=True, nogil=True)
-def _open(lo, scratch, buckets, at):
-    """Sort bucket `at`'s members by start (usually few); the index of its first."""
-    first, end = scratch[at], scratch[at + 1]
-    ranked = scratch[3 * buckets + 1:]
-    if end - first <= _SMALL_SORT:
-        _insertion_rank(lo, ranked[first:end])
-    elif buckets == 1:  # a few hundred spans, in their gathered order
-        ranked[:end] = np.argsort(lo[:end])
-    else:  # starts bunched in one bucket
-        members = ranked[first:end].copy()
-        ranked[first:end] = members[np.argsort(lo[members])]
-    return first
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _take_below(limit, lo, hi, scratch, buckets, shift, base, at, nxt):
-    """Take every queued span starting below `limit`, from bucket `at` (its next member
-    `nxt`, or -1 where it is not sorted yet); (highest end among them or -1, at, nxt). A
-    bucket whose every start lies below the limit is taken whole, by its highest end."""
-    reach = -1
-    ranked = scratch[3 * buckets + 1:]
-    while at < buckets:
-        end = scratch[at + 1]
-        if nxt < 0:
-            if scratch[at] == end:
-                at += 1
-                continue
-            if buckets > 1 and base + ((at + 1) << shift) <= limit:
-                if scratch[2 * buckets + 1 + at] > reach:
-                    reach = scratch[2 * buckets + 1 + at]
-                at += 1
-                continue
-            if buckets > 1 and scratch[buckets + 1 + at] >= limit:  # its lowest start
-                break
-            nxt = _open(lo, scratch, buckets, at)
-        while nxt < end and lo[ranked[nxt]] < limit:
-            if hi[ranked[nxt]] > reach:
-                reach = hi[ranked[nxt]]
-            nxt += 1
-        if nxt < end:
-            break
-        at += 1
-        nxt = -1
-    return reach, at, nxt
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _window(need):
     """The bytes above the cursor that must be clear for a request of `need`: an empty request
@@ -483,302 +330,142 @@ def _window(need):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi):
-    """The highest end of a span in the nodes' lists (heads[:lists] to tails, each sorted and
-    disjoint) that blocks offsets [cursor, cursor + window), else the cursor; each head moves
-    to its list's first span ending above the cursor, and a list with none left is dropped:
-    (reach, lists left)."""
-    reach = cursor
-    q = 0
-    while q < lists:
-        h = _first_above(cover_hi, heads[q], tails[q], cursor)
-        if h == tails[q]:
-            lists -= 1
-            heads[q] = heads[lists]
-            tails[q] = tails[lists]
-            continue
-        heads[q] = h
-        if cover_lo[h] - cursor < window and cover_hi[h] > reach:
-            reach = cover_hi[h]
-        q += 1
-    return reach, lists
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _climb_lists(cursor, window, lists, heads, tails, cover_lo, cover_hi):
-    """Jump the cursor past the spans in the nodes' lists until none blocks it (as
-    `_lists_reach`); (cursor, lists left, entries read)."""
+def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
+    """Jump the cursor past every span in the nodes' lists (heads[:lists] to tails, each
+    sorted and disjoint) that blocks offsets [cursor, cursor + window), until none does:
+    (cursor, entries read). The lists are visited in turn, and in each the cursor climbs
+    over the spans that block it one after another; it stops once every list still holding a
+    span above the cursor was visited since the cursor last moved. Each head ends at its
+    list's first span ending above the cursor (an exhausted list is left empty)."""
     read = 0
-    while True:
-        reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
-        read += lists
-        if reach == cursor:
-            return cursor, lists, read
-        cursor = reach
+    live = 0
+    for q in range(lists):
+        if heads[q] < tails[q]:
+            live += 1
+    quiet = 0  # lists visited in a row without moving the cursor
+    q = 0
+    while quiet < live:
+        if q == lists:
+            q = 0
+        end = tails[q]
+        if heads[q] == end:
+            q += 1
+            continue
+        h = _first_above(span_hi, heads[q], end, cursor)
+        moved = h < end and span_lo[h] - cursor < window
+        while h < end and span_lo[h] - cursor < window:  # the next span ends higher still
+            cursor = span_hi[h]
+            h += 1
+        read += h - heads[q] + 1
+        heads[q] = h
+        if moved:
+            quiet = 0
+        if h == end:
+            live -= 1
+        elif not moved:
+            quiet += 1
+        q += 1
+    return cursor, read
 
 
 @njit(cache=True, nogil=True)
-def _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi, lo, hi, scratch,
-           queued):
+def _climb(cursor, need, fit, lists, heads, tails, span_lo, span_hi):
     """The offset >= cursor that `fit` gives `need` bytes clear of the spans in the nodes'
-    lists (heads[:lists] to tails) and of the spans queued in `scratch` (`_enqueue`, which
-    returned `queued`); (offset, lists left, entries read). `cursor` must be a floor below
-    which nothing fits and just below which a span ends (or 0).
+    lists (heads[:lists] to tails, each sorted and disjoint); (offset, entries read).
+    `cursor` must be a floor below which nothing fits and just below which a span ends (or 0).
 
     Every span that starts below cursor + need and ends above the cursor rules out every
     offset up to its end, so the cursor jumps to the highest such end, and each list is
     searched (galloping) for its first span ending above the new cursor instead of being
-    walked span by span; queued spans are taken in order of start, a bucket at a time where
-    it lies wholly below. Where nothing blocks, a gap that holds the request starts at the
+    walked span by span. Where nothing blocks, a gap that holds the request starts at the
     cursor: first fit stops there; best fit measures it (up to the lowest start above) and
     goes on past the span that closes it, until a gap fits exactly.
     """
-    buckets, shift, base = queued
-    at, nxt = 0, -1  # the queue's bucket and next member (-1: not sorted yet)
-    ranked = scratch[3 * buckets + 1:]
-    last = 0
-    if buckets == 1:
-        last = scratch[1]
-        nxt = _open(lo, scratch, 1, 0)
     window = _window(need)
     read = 0
     best = -1
     best_gap = 0
     while True:
-        # The highest end of a span that blocks an offset at the cursor.
-        reach, lists = _lists_reach(cursor, window, lists, heads, tails, cover_lo, cover_hi)
-        read += lists
-        if buckets == 1:  # a few spans, sorted at once: walked here, as cheap as it gets
-            while at == 0 and nxt < last and lo[ranked[nxt]] - cursor < window:
-                if hi[ranked[nxt]] > reach:
-                    reach = hi[ranked[nxt]]
-                nxt += 1
-            if nxt == last:
-                at = 1
-        elif at < buckets:
-            taken, at, nxt = _take_below(cursor + window, lo, hi, scratch, buckets, shift, base,
-                                         at, nxt)
-            if taken > reach:
-                reach = taken
-        if reach > cursor:
-            cursor = reach
-            continue
+        cursor, passed = _settle(cursor, window, lists, heads, tails, span_lo, span_hi)
+        read += passed
         # Nothing blocks: a gap that holds the request starts at the cursor.
         if fit == FIRST_FIT:
-            return cursor, lists, read
-        closer = -1  # the list (or -2: the queue) holding the lowest start above
+            return cursor, read
+        closer = -1  # the list holding the lowest start above
         start = 0
         for q in range(lists):
-            if closer == -1 or cover_lo[heads[q]] < start:
+            if heads[q] == tails[q]:
+                continue
+            if closer == -1 or span_lo[heads[q]] < start:
                 closer = q
-                start = cover_lo[heads[q]]
-        while at < buckets and scratch[at] == scratch[at + 1]:
-            at += 1
-        if at < buckets:
-            if nxt < 0:
-                nxt = _open(lo, scratch, buckets, at)
-            if closer == -1 or lo[ranked[nxt]] < start:
-                closer = -2
-                start = lo[ranked[nxt]]
+                start = span_lo[heads[q]]
         if closer == -1:  # open to the top: the top is best fit's last resort
             break
         if best < 0 or start - cursor < best_gap:
             best = cursor
             best_gap = start - cursor
             if best_gap == need:  # no gap is smaller; this is the lowest of its size
-                return best, lists, read
-        if closer == -2:
-            cursor, at, nxt = _take_below(start + 1, lo, hi, scratch, buckets, shift, base,
-                                          at, nxt)
-        else:
-            cursor = cover_hi[heads[closer]]
+                return best, read
+        cursor = span_hi[heads[closer]]
     if best >= 0:
-        return best, lists, read
-    return cursor, lists, read
-
-
-@njit(cache=True, nogil=True)
-def _bucket_by_start(lo, hi, count, scratch):
-    """Move spans lo/hi[:count] into `scratch` in buckets by start (a counting sort, about
-    `_SPANS_PER_BUCKET` a bucket): scratch[:buckets] where each bucket ends, then the starts,
-    then the ends. Returns (buckets, shift, base): span k went to bucket (lo[k] - base) >> shift."""
-    buckets = 16
-    while buckets * _SPANS_PER_BUCKET < count and buckets < _MOST_BUCKETS:
-        buckets *= 2
-    base, shift = _bucket_shift(lo, count, buckets)
-    ends = scratch[:buckets]
-    ends[:] = 0
-    for k in range(count):
-        b = (lo[k] - base) >> shift
-        if b + 1 < buckets:
-            ends[b + 1] += 1
-    for b in range(1, buckets):
-        ends[b] += ends[b - 1]
-    held_lo = scratch[buckets:buckets + count]
-    held_hi = scratch[buckets + count:buckets + 2 * count]
-    for k in range(count):  # `ends` holds each bucket's begin until its members are in
-        b = (lo[k] - base) >> shift
-        held_lo[ends[b]] = lo[k]
-        held_hi[ends[b]] = hi[k]
-        ends[b] += 1
-    return buckets, shift, base
+        return best, read
+    return cursor, read
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _take_bucket(scratch, buckets, total, b, cursor, lo, hi, count):
-    """Append bucket b's spans (`_bucket_by_start` of `total` spans) that end above the
-    cursor to lo/hi[:count]; the new count."""
-    for k in range(scratch[b - 1] if b > 0 else 0, scratch[b]):
-        if scratch[buckets + total + k] > cursor:
-            lo[count] = scratch[buckets + k]
-            hi[count] = scratch[buckets + total + k]
-            count += 1
-    return count
+def _add_list(base, fill, v, lists, heads, tails):
+    """Append node `v`'s spans, if any, to the lists; the new count of lists."""
+    if fill[v] > 0:
+        heads[lists] = base[v]
+        tails[lists] = base[v] + fill[v]
+        lists += 1
+    return lists
 
 
 @njit(cache=True, nogil=True)
-def _climb_passes(cursor, need, lists, heads, tails, cover_lo, cover_hi, lo, hi, count,
-                  pass_work, scratch):
-    """First fit's `_climb` with the spans lo/hi[:count] left unsorted: (offset, or a floor
-    where it gave up; lists left; spans left; entries read; whether it is the offset).
-    `scratch` holds at least `_MOST_BUCKETS` + 2 * count int64.
-
-    Any span that blocks the cursor lets it jump to the span's end, whatever the order the
-    spans are met in, so the climb passes over them again and again: each pass jumps past those
-    that block and drops those below the cursor, until a pass moves nothing. Past
-    `_LAZY_SPANS` spans, they are first put in buckets by start, and a bucket joins the
-    passes only once the cursor nears its starts: those far above the cursor are not read
-    again and again, and those that join come roughly in order. Once the passes have read
-    `pass_work` entries per span (plus 16 spans), it gives up and the caller sorts those left
-    (`_climb`).
-    """
-    window = _window(need)
-    read = 0
-    budget = pass_work * (count + 16)
-    total = count
-    buckets, shift, base = 0, 0, 0
-    if count > _LAZY_SPANS:
-        buckets, shift, base = _bucket_by_start(lo, hi, count, scratch)
-        read += 2 * count
-        count = 0
-    taken = 0  # buckets joined so far
-    while True:
-        cursor, lists, climbed = _climb_lists(cursor, window, lists, heads, tails, cover_lo,
-                                              cover_hi)
-        read += climbed
-        while taken < buckets and base + (taken << shift) - cursor < window:
-            count = _take_bucket(scratch, buckets, total, taken, cursor, lo, hi, count)
-            taken += 1
-        if read > budget:
-            for b in range(taken, buckets):
-                count = _take_bucket(scratch, buckets, total, b, cursor, lo, hi, count)
-            return cursor, lists, count, read, False
-        moved = False
-        kept = 0
-        for k in range(count):
-            if hi[k] > cursor:
-                if lo[k] - cursor < window:
-                    cursor = hi[k]
-                    moved = True
-                else:
-                    lo[kept] = lo[k]
-                    hi[kept] = hi[k]
-                    kept += 1
-        read += count
-        count = kept
-        if not moved and (taken == buckets or base + (taken << shift) - cursor >= window):
-            return cursor, lists, count, read, True
-
-
-@njit(cache=True, nogil=True)
-def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, cover_lo, cover_hi,
-                point_base, point_fill, point_lo, point_hi, point_top, lo, hi, heads, tails,
-                scratch, pass_work):
+def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, run_base, run_fill,
+                span_lo, span_hi, heads, tails):
     """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
     overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
-    Those alive at step s are pairwise disjoint, so on each node from leaf s to the root,
-    sorted by start, their ends are sorted too. Those starting in (s, e] can be many (tens of
-    thousands, for a long lifetime placed late) and overlap each other. First fit climbs over
-    them unsorted (`_climb_passes`). Best fit keeps only those that can matter: the fit among
-    the alive alone gives an offset that nothing lower can beat (any gap of all the spans
-    that holds the request lies in a gap of the alive ones that does), so only those ending
-    above it. They go into buckets by start, sorted only where the fit reads inside them
-    (`_climb`), as do those that first fit's passes gave up on.
+    Those are the buffers alive at step s, on the lifetime tree's nodes from leaf s to the
+    root, and those starting in (s, e], under the start tree's nodes that tile (s, e]. Each
+    of these nodes holds a sorted list of disjoint spans: the buffers alive together at its
+    steps, or the union of the buffers starting under it, merged into runs (an offset a run
+    covers is taken at some step of the request's lifetime, whichever buffer takes it). The
+    fit climbs over all these lists at once (`_climb`).
     """
-    read = 0
     lists = 0
     v = s + leaves
     while v >= 1:
-        if cover_fill[v] > 0:
-            heads[lists] = cover_base[v]
-            tails[lists] = cover_base[v] + cover_fill[v]
-            lists += 1
+        lists = _add_list(cover_base, cover_fill, v, lists, heads, tails)
         v >>= 1
-    cursor = floor
-    window = _NO_JUMPS
-    if fit == FIRST_FIT:
-        # Climb among the alive first, and gather the rest as a first pass: the higher the
-        # cursor, the fewer spans are kept.
-        window = _window(need)
-        cursor, lists, read = _climb_lists(cursor, window, lists, heads, tails, cover_lo,
-                                           cover_hi)
-    count = 0
     a = s + 1 + leaves
     b = e + leaves + 1
-    height = 0
     while a < b:
         if a & 1:
-            count, cursor, read = _read_starts(point_base, point_fill, point_lo, point_hi,
-                                               point_top, a, height, cursor, window, lo, hi,
-                                               count, read)
+            lists = _add_list(run_base, run_fill, a, lists, heads, tails)
             a += 1
         if b & 1:
             b -= 1
-            count, cursor, read = _read_starts(point_base, point_fill, point_lo, point_hi,
-                                               point_top, b, height, cursor, window, lo, hi,
-                                               count, read)
+            lists = _add_list(run_base, run_fill, b, lists, heads, tails)
         a >>= 1
         b >>= 1
-        height += 1
-    if fit == FIRST_FIT:
-        cursor, lists, count, climbed, done = _climb_passes(cursor, need, lists, heads, tails,
-                                                            cover_lo, cover_hi, lo, hi, count,
-                                                            pass_work, scratch)
-        read += climbed
-        if done:
-            return cursor, read
-    elif count > 0:  # nothing lower than the fit among the alive alone can be the answer
-        cursor, lists, climbed = _climb(floor, need, FIRST_FIT, lists, heads, tails, cover_lo,
-                                        cover_hi, lo, hi, scratch, (0, 0, 0))
-        read += climbed
-        kept = 0
-        for k in range(count):
-            if hi[k] > cursor:
-                lo[kept] = lo[k]
-                hi[kept] = hi[k]
-                kept += 1
-        count = kept
-    at, lists, climbed = _climb(cursor, need, fit, lists, heads, tails, cover_lo, cover_hi,
-                                lo, hi, scratch, _enqueue(lo, hi, count, scratch))
-    return at, read + climbed + count
+    return _climb(floor, need, fit, lists, heads, tails, span_lo, span_hi)
 
 
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
-                    cover_lo, cover_hi, point_base, point_fill, point_lo, point_hi, point_top,
-                    steps, stack, offset, lo, hi, heads, tails, scratch, pass_work,
-                    pair_limit):
-    """Place order[begin:] until about `pair_limit` steps and pairs were visited; the index of
+                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, pair_limit):
+    """Place order[begin:] until about `pair_limit` steps and spans were visited; the index of
     the next request to place (order.shape[0] when done).
 
     Per step, `ceiling` is the highest end and `held` the bytes of the placed buffers alive
     there (pairwise disjoint, as they all conflict), and `prefix` an offset below which every
     byte is taken there. Where a step of the request's lifetime has fewer free bytes below its
     ceiling than the request needs, nothing fits below that ceiling; nothing fits below any
-    step's prefix either. The highest of these is a floor, and only spans reaching above it
-    are read (`_merged_fit`); when it is the highest ceiling of all, the request lands right
-    there.
+    step's prefix either. The highest of these is a floor, and the climb starts there
+    (`_merged_fit`); when it is the highest ceiling of all, the request lands right there.
     """
     visited = 0
     request = begin
@@ -787,35 +474,25 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         s = first[i]
         e = last[i]
         need = size[i]
-        top, floor = floor_query(steps, leaves, s, e, need, stack)
-        visited += 64  # about what the two walks of the floor tree cost, in pairs
-        if floor == top:
-            at = floor
-        else:
-            at, read = _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill,
-                                   cover_lo, cover_hi, point_base, point_fill, point_lo,
-                                   point_hi, point_top, lo, hi, heads, tails, scratch,
-                                   pass_work)
-            visited += read
+        at, read = _merged_fit(s, e, need, fit, 0, leaves, cover_base, cover_fill, run_base,
+                               run_fill, span_lo, span_hi, heads, tails)
+        visited += read
         end = at + need
         offset[i] = at
-        floor_update(steps, leaves, s, e, at, end, stack)
         a = s + leaves
         b = e + leaves + 1
         while a < b:
             if a & 1:
-                _insert_sorted(cover_base, cover_fill, cover_lo, cover_hi, a, at, end)
+                _unite(cover_base, cover_fill, span_lo, span_hi, a, at, end)
                 a += 1
             if b & 1:
                 b -= 1
-                _insert_sorted(cover_base, cover_fill, cover_lo, cover_hi, b, at, end)
+                _unite(cover_base, cover_fill, span_lo, span_hi, b, at, end)
             a >>= 1
             b >>= 1
+        # A node's runs hold its children's: once one held the span, so do those above.
         v = s + leaves
-        for _ in range(_START_LEVELS):
-            if v < 1:
-                break
-            _store(point_base, point_fill, point_lo, point_hi, point_top, v, at, end)
+        while v >= 1 and not _unite(run_base, run_fill, span_lo, span_hi, v, at, end):
             v >>= 1
         visited += 1
         request += 1
@@ -837,21 +514,17 @@ def place_in_chunks(requests: int, stop: np.ndarray | None, cancel: CancelToken,
 
 class IntervalPlacer:
     """Offsets for request orders where buffers conflict when their [first, last] step ranges
-    overlap; the trees' layout is computed once, their contents once per placement.
-    `pass_work` is how long first fit passes over unsorted spans before it sorts them
-    (`_climb_passes`; 0 sorts at once): it changes the time taken, never the offsets."""
+    overlap; the trees' layout is computed once, their contents once per placement."""
 
-    def __init__(self, size: np.ndarray, first: np.ndarray, last: np.ndarray, *,
-                 pass_work: int = PASS_WORK):
+    def __init__(self, size: np.ndarray, first: np.ndarray, last: np.ndarray):
         self.size = np.ascontiguousarray(size, dtype=np.int64)
         self.first = np.ascontiguousarray(first, dtype=np.int64)
         self.last = np.ascontiguousarray(last, dtype=np.int64)
-        self.pass_work = pass_work
         steps = int(self.last.max()) + 1 if len(self.last) else 1
         self.leaves = 1 << max(steps - 1, 0).bit_length()
-        self.cover_base, self.point_base = _tree_capacity(self.first, self.last, self.leaves)
-        # The most placed buffers one request can meet: its conflict count, at most.
-        self._widest = int(_overlap_degree(self.first, self.last).max()) if len(self.last) else 0
+        self.cover_base, run_base = _tree_capacity(self.first, self.last, self.leaves)
+        # Both trees keep their spans in one pair of arrays: the start tree's after the other's.
+        self.run_base = run_base + self.cover_base[-1]
 
     def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
                 cancel: CancelToken = NEVER) -> np.ndarray:
@@ -861,35 +534,18 @@ class IntervalPlacer:
         n = len(self.size)
         nodes = 2 * self.leaves
         offset = np.zeros(n, np.int64)
-        gathered = self._widest + 1
-        lo, hi = np.empty(gathered, np.int64), np.empty(gathered, np.int64)
-        cover_fill, point_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
-        point_top = np.zeros(nodes, np.int64)
-        cover_lo = np.empty(int(self.cover_base[-1]), np.int64)
-        cover_hi = np.empty_like(cover_lo)
-        point_lo = np.empty(int(self.point_base[-1]), np.int64)
-        point_hi = np.empty_like(point_lo)
-        steps = floor_tree(self.leaves)
-        stack = np.empty((stack_entries(self.leaves), 3), np.int64)
-        depth = self.leaves.bit_length() + 1  # nodes on a path from a leaf to the root
-        heads, tails = np.empty(depth, np.int64), np.empty(depth, np.int64)
-        scratch = np.empty(max(_queue_entries(gathered), _MOST_BUCKETS + 2 * gathered),
-                           np.int64)
+        cover_fill, run_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
+        span_lo = np.empty(int(self.run_base[-1]), np.int64)
+        span_hi = np.empty_like(span_lo)
+        # A query reads the nodes on a path from a leaf to the root and up to two per level
+        # that tile its other steps.
+        depth = self.leaves.bit_length() + 1
+        heads, tails = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
         place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
             order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
-            cover_fill, cover_lo, cover_hi, self.point_base, point_fill, point_lo, point_hi,
-            point_top, steps, stack, offset, lo, hi, heads, tails, scratch, self.pass_work,
-            CHUNK_PAIRS))
+            cover_fill, self.run_base, run_fill, span_lo, span_hi, offset,
+            heads, tails, CHUNK_PAIRS))
         return offset
-
-
-def _overlap_degree(first: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """Per buffer, how many others its [first, last] range overlaps, for steps from 0: those
-    starting by its last step less those ending before its first (two counts per step)."""
-    steps = int(last.max()) + 1
-    started = np.cumsum(np.bincount(first, minlength=steps))
-    ended = np.concatenate(([0], np.cumsum(np.bincount(last, minlength=steps))))
-    return started[last] - ended[first] - 1
 
 
 # -- any conflict model, as bitsets -------------------------------------------------------------

@@ -262,32 +262,48 @@ def test_interval_and_bitset_placers_give_the_same_offsets(trace, fit):
     assert interval.offsets(order, fit).tolist() == bitset.offsets(order, fit).tolist()
 
 
-@settings(max_examples=100, deadline=None)
-@given(trace=merged_traces(), pass_work=st.sampled_from([0, 1, 3]))
-def test_first_fit_sorts_the_spans_its_passes_leave(trace, pass_work):
-    # With little or no pass work, first fit sorts what its passes over unsorted spans left.
-    size, first, last, order = trace
-    placer = dense_kernels.IntervalPlacer(size, first, last, pass_work=pass_work)
-    assert placer.offsets(order).tolist() == plain_fit(size, first, last, order,
-                                                       dense_kernels.FIRST_FIT)
+def plain_runs(spans):
+    """The union of the closed intervals [lo, hi] of `spans`, as sorted (lo, hi) components:
+    spans that overlap or touch are one run, an empty span inside or at the edge of another
+    adds nothing."""
+    runs = []
+    for lo, hi in sorted(spans):
+        if runs and lo <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], hi))
+        else:
+            runs.append((lo, hi))
+    return runs
+
+
+@settings(max_examples=300, deadline=None)
+@given(spans=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 12))
+                      .map(lambda t: (t[0], t[0] + t[1])), max_size=60))
+def test_a_nodes_runs_are_the_union_of_its_spans(spans):
+    base, fill = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    lo, hi = np.empty(len(spans) + 1, np.int64), np.empty(len(spans) + 1, np.int64)
+    for k, (a, b) in enumerate(spans):
+        before = plain_runs(spans[:k])
+        held = dense_kernels._unite(base, fill, lo, hi, 0, a, b)
+        assert held == any(x <= a and b <= y for x, y in before)
+        assert list(zip(lo[:fill[0]].tolist(), hi[:fill[0]].tolist())) == plain_runs(spans[:k + 1])
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_first_fit_over_hundreds_of_spans_per_lifetime(seed):
-    # Long lifetimes over few steps meet hundreds of spans starting inside them: first fit's
-    # passes take those in by buckets. The same offsets as sorting them at once (pass_work 0)
-    # and as the bitset kernel.
+def test_first_and_best_fit_over_hundreds_of_spans_per_lifetime(seed):
+    # Long lifetimes over few steps meet hundreds of buffers starting inside them, merged into
+    # runs on the start tree's nodes: the same offsets as the bitset kernel, which gathers
+    # every conflicting buffer one by one.
     rng = np.random.default_rng(seed)
     n, steps = 1500, 60
     first = rng.integers(0, steps, n)
     last = np.minimum(first + np.where(rng.random(n) < 0.3, rng.integers(10, steps, n),
                                        rng.integers(0, 3, n)), steps - 1)
-    size = rng.choice([1, 8, 100, 4096, 2**20], n).astype(np.int64)
+    size = rng.choice([0, 1, 8, 100, 4096, 2**20], n).astype(np.int64)
     order = rng.permutation(n).astype(np.int64)
-    lazy = dense_kernels.IntervalPlacer(size, first, last).offsets(order)
-    sorted_ = dense_kernels.IntervalPlacer(size, first, last, pass_work=0).offsets(order)
     overlap = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
     np.fill_diagonal(overlap, False)
     masks = [sum(1 << int(j) for j in np.flatnonzero(row)) for row in overlap]
-    bitset = dense_kernels.BitsetPlacer(size, dense_kernels.bitset_rows(masks, n)).offsets(order)
-    assert lazy.tolist() == sorted_.tolist() == bitset.tolist()
+    bitset = dense_kernels.BitsetPlacer(size, dense_kernels.bitset_rows(masks, n))
+    interval = dense_kernels.IntervalPlacer(size, first, last)
+    for fit in (dense_kernels.FIRST_FIT, dense_kernels.BEST_FIT):
+        assert interval.offsets(order, fit).tolist() == bitset.offsets(order, fit).tolist()
