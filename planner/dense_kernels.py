@@ -19,8 +19,9 @@ first fit packs tightly, so a node of thousands of buffers holds a few hundred r
 tree node holds its children's runs, so an insert stops at the first node where one run already
 covered the span. A cursor climbs from 0, jumping past every run that blocks it: each list is
 searched by galloping from where the cursor left it, and walked while its runs block
-(`_settle`); first fit stops where none does, best fit measures the gap there and goes on
-(`_climb`). The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
+(`_settle`); first fit stops where none does. Best fit must measure every gap that holds the
+request, so it merges the lists by start through a heap of their heads instead (`_best_fit`).
+The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
 poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
@@ -368,45 +369,72 @@ def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
     return cursor, read
 
 
-@njit(cache=True, nogil=True)
-def _climb(cursor, need, fit, lists, heads, tails, span_lo, span_hi):
-    """The offset >= cursor that `fit` gives `need` bytes clear of the spans in the nodes'
-    lists (heads[:lists] to tails, each sorted and disjoint); (offset, entries read).
-    `cursor` must be a floor below which nothing fits and just below which a span ends (or 0).
+@njit(cache=True, nogil=True, inline="always")
+def _sift_down(keys, owners, count, k):
+    """Restore the min-heap keys[:count] (with owners alongside) below position k."""
+    while True:
+        low = k
+        left = 2 * k + 1
+        if left < count and keys[left] < keys[low]:
+            low = left
+        if left + 1 < count and keys[left + 1] < keys[low]:
+            low = left + 1
+        if low == k:
+            return
+        keys[k], keys[low] = keys[low], keys[k]
+        owners[k], owners[low] = owners[low], owners[k]
+        k = low
 
-    Every span that starts below cursor + need and ends above the cursor rules out every
-    offset up to its end, so the cursor jumps to the highest such end, and each list is
-    searched (galloping) for its first span ending above the new cursor instead of being
-    walked span by span. Where nothing blocks, a gap that holds the request starts at the
-    cursor: first fit stops there; best fit measures it (up to the lowest start above) and
-    goes on past the span that closes it, until a gap fits exactly.
-    """
+
+@njit(cache=True, nogil=True)
+def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners):
+    """The start of the smallest gap that holds `need` bytes among the spans in the nodes'
+    lists (heads[:lists] to tails, each sorted and disjoint), the lowest of equal gaps, else
+    the top; (offset, entries read).
+
+    The lists are merged by start through a heap of their heads: the lowest head either blocks
+    the cursor (the cursor moves to its end), lies wholly below it (its list gallops to its
+    first span ending above the cursor), or closes a gap that holds the request, which is
+    measured before the cursor moves past the span. Each span above the answer costs a heap
+    step, not a look at every list."""
     window = _window(need)
-    read = 0
+    count = 0
+    for q in range(lists):
+        keys[count] = span_lo[heads[q]]
+        owners[count] = q
+        count += 1
+    for k in range(count // 2 - 1, -1, -1):
+        _sift_down(keys, owners, count, k)
+    cursor = 0
     best = -1
     best_gap = 0
-    while True:
-        cursor, passed = _settle(cursor, window, lists, heads, tails, span_lo, span_hi)
-        read += passed
-        # Nothing blocks: a gap that holds the request starts at the cursor.
-        if fit == FIRST_FIT:
-            return cursor, read
-        closer = -1  # the list holding the lowest start above
-        start = 0
-        for q in range(lists):
-            if heads[q] == tails[q]:
-                continue
-            if closer == -1 or span_lo[heads[q]] < start:
-                closer = q
-                start = span_lo[heads[q]]
-        if closer == -1:  # open to the top: the top is best fit's last resort
-            break
-        if best < 0 or start - cursor < best_gap:
-            best = cursor
-            best_gap = start - cursor
-            if best_gap == need:  # no gap is smaller; this is the lowest of its size
-                return best, read
-        cursor = span_hi[heads[closer]]
+    read = 0
+    while count > 0:
+        q = owners[0]
+        h = heads[q]
+        read += 1
+        if span_hi[h] <= cursor:  # wholly below the cursor: find the list's next span above
+            h = _first_above(span_hi, h, tails[q], cursor)
+        elif span_lo[h] - cursor >= window:  # it closes a gap that holds the request
+            gap = span_lo[h] - cursor
+            if best < 0 or gap < best_gap:
+                best = cursor
+                best_gap = gap
+                if gap == need:  # no gap is smaller; this is the lowest of its size
+                    return best, read
+            cursor = span_hi[h]
+            h += 1
+        else:  # it blocks the cursor
+            cursor = span_hi[h]
+            h += 1
+        heads[q] = h
+        if h == tails[q]:
+            count -= 1
+            keys[0] = keys[count]
+            owners[0] = owners[count]
+        else:
+            keys[0] = span_lo[h]
+        _sift_down(keys, owners, count, 0)
     if best >= 0:
         return best, read
     return cursor, read
@@ -423,17 +451,18 @@ def _add_list(base, fill, v, lists, heads, tails):
 
 
 @njit(cache=True, nogil=True)
-def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, run_base, run_fill,
-                span_lo, span_hi, heads, tails):
-    """The offset >= floor that `fit` gives `need` bytes clear of the placed buffers
+def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_fill, span_lo,
+                span_hi, heads, tails, keys, owners):
+    """The offset that `fit` gives `need` bytes clear of the placed buffers
     overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
     Those are the buffers alive at step s, on the lifetime tree's nodes from leaf s to the
     root, and those starting in (s, e], under the start tree's nodes that tile (s, e]. Each
     of these nodes holds a sorted list of disjoint spans: the buffers alive together at its
     steps, or the union of the buffers starting under it, merged into runs (an offset a run
-    covers is taken at some step of the request's lifetime, whichever buffer takes it). The
-    fit climbs over all these lists at once (`_climb`).
+    covers is taken at some step of the request's lifetime, whichever buffer takes it). First
+    fit climbs over all these lists at once from 0 (`_settle`); best fit merges them
+    (`_best_fit`).
     """
     lists = 0
     v = s + leaves
@@ -451,22 +480,19 @@ def _merged_fit(s, e, need, fit, floor, leaves, cover_base, cover_fill, run_base
             lists = _add_list(run_base, run_fill, b, lists, heads, tails)
         a >>= 1
         b >>= 1
-    return _climb(floor, need, fit, lists, heads, tails, span_lo, span_hi)
+    if fit == FIRST_FIT:
+        return _settle(0, _window(need), lists, heads, tails, span_lo, span_hi)
+    return _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners)
 
 
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
-                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, pair_limit):
-    """Place order[begin:] until about `pair_limit` steps and spans were visited; the index of
-    the next request to place (order.shape[0] when done).
-
-    Per step, `ceiling` is the highest end and `held` the bytes of the placed buffers alive
-    there (pairwise disjoint, as they all conflict), and `prefix` an offset below which every
-    byte is taken there. Where a step of the request's lifetime has fewer free bytes below its
-    ceiling than the request needs, nothing fits below that ceiling; nothing fits below any
-    step's prefix either. The highest of these is a floor, and the climb starts there
-    (`_merged_fit`); when it is the highest ceiling of all, the request lands right there.
-    """
+                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, keys, owners,
+                    pair_limit):
+    """Place order[begin:] until about `pair_limit` entries were read; the index of the next
+    request to place (order.shape[0] when done). Each placed span joins the runs of the
+    lifetime tree's nodes that tile its lifetime and of the start tree's nodes above its first
+    step, up to the first that already held it."""
     visited = 0
     request = begin
     while request < order.shape[0] and visited < pair_limit and request - begin < CHUNK_REQUESTS:
@@ -474,8 +500,8 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         s = first[i]
         e = last[i]
         need = size[i]
-        at, read = _merged_fit(s, e, need, fit, 0, leaves, cover_base, cover_fill, run_base,
-                               run_fill, span_lo, span_hi, heads, tails)
+        at, read = _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base,
+                               run_fill, span_lo, span_hi, heads, tails, keys, owners)
         visited += read
         end = at + need
         offset[i] = at
@@ -541,10 +567,11 @@ class IntervalPlacer:
         # that tile its other steps.
         depth = self.leaves.bit_length() + 1
         heads, tails = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
+        keys, owners = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
         place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
             order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
             cover_fill, self.run_base, run_fill, span_lo, span_hi, offset,
-            heads, tails, CHUNK_PAIRS))
+            heads, tails, keys, owners, CHUNK_PAIRS))
         return offset
 
 
