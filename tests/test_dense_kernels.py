@@ -288,6 +288,33 @@ def test_a_nodes_runs_are_the_union_of_its_spans(spans):
         assert list(zip(lo[:fill[0]].tolist(), hi[:fill[0]].tolist())) == plain_runs(spans[:k + 1])
 
 
+node_lists = st.lists(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 30))
+                               .map(lambda t: (t[0], t[0] + t[1])), max_size=25), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lists=node_lists, need=st.integers(0, 40))
+def test_first_and_best_fit_over_run_lists_are_the_lowest_gap(lists, need):
+    # Several nodes' runs at once, as a request reads them: the same offsets as the lowest-gap
+    # search over every span, one by one.
+    runs = [plain_runs(spans) for spans in lists]
+    lo = np.array([a for r in runs for a, _ in r], np.int64)
+    hi = np.array([b for r in runs for _, b in r], np.int64)
+    sizes = [len(r) for r in runs if r]
+    starts = np.cumsum([0] + sizes)
+    spans = [span for spans in lists for span in spans]
+    for fit in (dense_kernels.FIRST_FIT, dense_kernels.BEST_FIT):
+        heads, tails = starts[:-1].copy(), starts[1:].copy()
+        keys, owners = np.empty(len(sizes), np.int64), np.empty(len(sizes), np.int64)
+        if fit == dense_kernels.FIRST_FIT:
+            at, _ = dense_kernels._settle(0, max(need, 1), len(sizes), heads, tails, lo, hi)
+            if need > 0:
+                assert at == plain_lowest(spans, need)
+        else:
+            at, _ = dense_kernels._best_fit(need, len(sizes), heads, tails, lo, hi, keys, owners)
+        assert at == gap(spans, need, fit)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_first_and_best_fit_over_hundreds_of_spans_per_lifetime(seed):
     # Long lifetimes over few steps meet hundreds of buffers starting inside them, merged into
