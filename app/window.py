@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QMainWind
 from slabscope import planner
 from slabscope.planner.atomic_write import check_outputs
 from slabscope.planner.input_limits import one_line
+from slabscope.app.qt.gil_turns import share_gil_with_gui
 from slabscope.app.qt.planning_controller import PlanningController
 from slabscope.app.qt.task_executor import TaskExecutor, TaskLane
 from slabscope.app.icon import application_icon
@@ -67,6 +68,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, session, settings: QSettings | None = None, parent=None):
         super().__init__(parent)
+        share_gil_with_gui()  # the window's workers run Python beside its event loop
         self.session = session
         # An explicit INI format, so a test's QSettings.setPath really redirects it.
         self.settings = settings if settings is not None else QSettings(

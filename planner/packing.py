@@ -135,7 +135,7 @@ def _conflict_lists(model, n: int) -> tuple[np.ndarray, np.ndarray]:
     return starts, flat
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _interval_lists(first, last):
     """Conflict lists of interval lifetimes, by a sweep over buffers sorted by first step."""
     n = first.shape[0]

@@ -233,3 +233,22 @@ def test_an_exported_window_leaves_the_saved_layout_alone(qtbot, tmp_path):
     export_view(session, "window", tmp_path / "w.png")
     settings = MainWindow(Session()).settings
     assert settings.value("window/layout") is None and settings.value("window/geometry") is None
+
+
+def test_the_window_makes_workers_hand_back_the_gil_within_half_a_millisecond(qtbot):
+    # A worker running Python kept the GIL for the default 5 ms each time the GUI thread came
+    # back from a Qt call; a window shortens that, and never lengthens a shorter setting.
+    import sys
+
+    from slabscope.app.qt.gil_turns import GUI_SWITCH_INTERVAL
+
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        qtbot.addWidget(MainWindow(Session()))
+        assert sys.getswitchinterval() == pytest.approx(GUI_SWITCH_INTERVAL)
+        sys.setswitchinterval(0.0001)
+        qtbot.addWidget(MainWindow(Session()))
+        assert sys.getswitchinterval() == pytest.approx(0.0001)
+    finally:
+        sys.setswitchinterval(before)
