@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPointF, Qt
 from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QWidget
 
 from slabscope import planner
 from slabscope.app.session import Session
@@ -103,3 +104,18 @@ def test_the_request_list_cuts_long_names_in_the_middle_and_names_them_whole_on_
     assert "…" in shown and metrics.horizontalAdvance(shown) <= 150
     head, tail = shown.split("…")
     assert long.startswith(head) and long.endswith(tail) and tail.endswith("#56")
+
+
+def test_the_request_list_keeps_a_blocks_line_number_and_call_count_whole(qtbot):
+    # Two blocks of one file told apart only by their line: cut in the file name, never there.
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    metrics = widget.fontMetrics()
+    for name in ("optimizer.py:71 step #1", "optimizer.py:72 step #1"):
+        width = metrics.horizontalAdvance(name) - 10
+        shown = shown_name(metrics, name, width)
+        assert metrics.horizontalAdvance(shown) <= width
+        assert shown.endswith(name[name.index(":"):]) and "…" in shown
+    # Too narrow for the location itself: cut in the middle as any other name.
+    narrow = shown_name(metrics, "optimizer.py:71 step #1", 40)
+    assert metrics.horizontalAdvance(narrow) <= 40 and "…" in narrow

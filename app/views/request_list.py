@@ -9,6 +9,7 @@ and scroll position ride along), or one layout change when the order was shuffle
 from __future__ import annotations
 
 import json
+import re
 
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, QRect, QSize, QStringListModel, Qt
 from PySide6.QtGui import QAction, QKeySequence, QPainter, QPen
@@ -33,6 +34,8 @@ NAME_ALIGN = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
 SIZE_ALIGN = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight
 TOOLTIP_FILES = 4   # of a snapshot block's files, the innermost, named in full in its tooltip
 MAX_ROW_MOVES = 64  # beyond this many block moves, one layout change is cheaper for the view
+# A source location's file, then ":line" and what follows it (a snapshot block's name).
+_LOCATION = re.compile(r"^(.+?)(:\d+\b.*)$")
 
 
 class RequestListModel(QStringListModel):
@@ -265,8 +268,17 @@ def _common_run(a: tuple, b: tuple, limit: int) -> int:
 
 
 def shown_name(metrics, name: str, width: int) -> str:
-    """`name` as a row `width` pixels wide shows it: cut in the middle, so that both the file
-    and the line number and call count at its end stay."""
+    """`name` as a row `width` pixels wide shows it: cut in the middle. A snapshot block's name
+    ("optimizer.py:71 step #3") is cut inside its file name, so that the line number and call
+    count, which tell its neighbours apart, stay whole while they fit."""
+    if metrics.horizontalAdvance(name) <= width:
+        return name
+    located = _LOCATION.match(name)
+    if located:
+        head, tail = located.groups()
+        room = width - metrics.horizontalAdvance(tail)
+        if room >= metrics.horizontalAdvance(head[:3] + "…"):
+            return metrics.elidedText(head, Qt.TextElideMode.ElideMiddle, room) + tail
     return metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, width)
 
 
