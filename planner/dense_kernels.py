@@ -561,8 +561,9 @@ class IntervalPlacer:
         nodes = 2 * self.leaves
         offset = np.zeros(n, np.int64)
         cover_fill, run_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
-        span_lo = np.empty(int(self.run_base[-1]), np.int64)
-        span_hi = np.empty_like(span_lo)
+        # A span's start and end side by side: one cache line holds both.
+        spans = np.empty((int(self.run_base[-1]), 2), np.int64)
+        span_lo, span_hi = spans[:, 0], spans[:, 1]
         # A query reads the nodes on a path from a leaf to the root and up to two per level
         # that tile its other steps.
         depth = self.leaves.bit_length() + 1
