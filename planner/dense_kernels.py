@@ -3,8 +3,8 @@
 Two placement kernels, both exact (the same offsets as `traced_placement.place`):
 
 - `IntervalPlacer`, for interval lifetimes (the serial model, or a DAG with one order). Placed
-  buffers are kept in two segment trees over steps, their spans stored in one pair of
-  contiguous arrays: the lifetime tree holds each buffer on the nodes that tile its lifetime (a
+  buffers are kept in two segment trees over steps, their spans stored in one contiguous
+  array of (start, end) pairs: the lifetime tree holds each buffer on the nodes that tile its lifetime (a
   walk from a leaf to the root finds every placed buffer alive at a step), the start tree on
   every node above its first step (the nodes that tile a step range find every placed buffer
   starting inside it). A request conflicts with the buffers alive at its first step and those
@@ -38,7 +38,7 @@ from .cancel import NEVER, CancelToken
 
 FIRST_FIT, BEST_FIT = 0, 1
 
-# Conflicting pairs visited between two looks at the cancel token or stop flag (~10-30 ms).
+# Conflicting pairs (or runs) visited between two looks at the cancel token or stop flag.
 CHUNK_PAIRS = 1 << 23
 
 # Requests an interval chunk places at most: a long request's climb is counted in entries
@@ -352,11 +352,12 @@ def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
         if heads[q] == end:
             q += 1
             continue
-        h = _first_above(span_hi, heads[q], end, cursor)
-        moved = h < end and span_lo[h] - cursor < window
+        above = _first_above(span_hi, heads[q], end, cursor)
+        h = above
         while h < end and span_lo[h] - cursor < window:  # the next span ends higher still
             cursor = span_hi[h]
             h += 1
+        moved = h > above
         read += h - heads[q] + 1
         heads[q] = h
         if moved:
@@ -549,7 +550,7 @@ class IntervalPlacer:
         steps = int(self.last.max()) + 1 if len(self.last) else 1
         self.leaves = 1 << max(steps - 1, 0).bit_length()
         self.cover_base, run_base = _tree_capacity(self.first, self.last, self.leaves)
-        # Both trees keep their spans in one pair of arrays: the start tree's after the other's.
+        # Both trees keep their spans in one array: the start tree's after the other's.
         self.run_base = run_base + self.cover_base[-1]
 
     def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
