@@ -14,10 +14,10 @@ from PySide6.QtCore import (QCoreApplication, QEvent, QPoint, QSettings, QSize, 
                             qInstallMessageHandler)
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
-from slabscope.app.views.dag_folding import fold_groups
-from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph, node_groups
-from slabscope.app.views.export_title import export_title
-from slabscope.app.views.png_export import render_png, render_svg, title_height
+from slabscope.app.views.dag.dag_folding import fold_groups
+from slabscope.app.views.dag.dag_groups import GROUP_LIMIT, folded_graph, node_groups
+from slabscope.app.views.export.export_title import export_title
+from slabscope.app.views.export.png_export import render_png, render_svg, title_height
 from slabscope.planner import PlanError
 
 VIEWS = ("slab", "map", "dag", "timeline", "window")
@@ -30,21 +30,21 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
     """A new widget of kind `view` over `session` (each view module is imported on demand); a
     window keeps its layout and recent files in `settings` (default: the user's)."""
     if view == "slab":
-        from slabscope.app.views.slab_view import SlabView
+        from slabscope.app.views.slab.slab_view import SlabView
         return SlabView(session)
     if view == "map":
-        from slabscope.app.views.lifetime_view import LifetimeView
+        from slabscope.app.views.lifetimes.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
         # The DAG, or live bytes over time for a chain of time steps, as the window shows it;
         # a large DAG as its structure, folded into groups, since every node would be a sliver.
-        from slabscope.app.views.graph_panel import GraphPanel
-        from slabscope.app.views.live_bytes_view import graph_is_time_chain
+        from slabscope.app.views.dag.graph_panel import GraphPanel
+        from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 
         graph = session.graph
         if graph is not None and len(graph.nodes) > GROUP_LIMIT and not graph_is_time_chain(graph):
-            from slabscope.app.session import Session
-            from slabscope.app.views.dag_view import DagView
+            from slabscope.app.state.session import Session
+            from slabscope.app.views.dag.dag_view import DagView
 
             folded = Session()
             groups = node_groups(graph)
@@ -56,7 +56,7 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
             return view_widget
         return GraphPanel(session)
     if view == "timeline":
-        from slabscope.app.views.timeline_view import TimelineView
+        from slabscope.app.views.timeline.timeline_view import TimelineView
         return TimelineView(session)
     if view == "window":
         from slabscope.app.window import MainWindow

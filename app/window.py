@@ -20,35 +20,35 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QMainWind
                                QMessageBox, QVBoxLayout, QWidget)
 
 from slabscope import planner
-from slabscope.planner.atomic_write import check_outputs
-from slabscope.planner.input_limits import one_line
+from slabscope.app.icon import application_icon
 from slabscope.app.qt.gil_turns import share_gil_with_gui
 from slabscope.app.qt.planning_controller import PlanningController
 from slabscope.app.qt.task_executor import TaskExecutor, TaskLane
-from slabscope.app.icon import application_icon
-from slabscope.app.views.busy_overlay import BusyOverlay
-from slabscope.app.views.export_title import export_title
-from slabscope.app.views.png_export import render_png, render_svg
-from slabscope.app.views.window_export import (enter_window_export, leave_window_export,
-                                               without_veils)
-from slabscope.app.views.dag_view import DagView
-from slabscope.app.views.elided_label import ElidedLabel
-from slabscope.app.views.tab_memory import TabMemory
-from slabscope.app.views.find_dialog import FindDialog
-from slabscope.app.views.graph_panel import GraphPanel
-from slabscope.app.views.node_panel import NodePanel
-from slabscope.app.views.notes_bar import NotesBar
-from slabscope.app.views.shortcuts_dialog import ShortcutsDialog
-from slabscope.app.views.inspector import Inspector
-from slabscope.app.views.lifetime_view import LifetimeView
-from slabscope.app.views.byte_axis import format_bytes
-from slabscope.app.views.request_list import RequestList
-from slabscope.app.views.run_actions import install_run_actions
-from slabscope.app.views.allocator_panel import AllocatorPanel
-from slabscope.app.views.schedule_controls import ScheduleControls
-from slabscope.app.views.slab_view import SlabView
-from slabscope.app.views.task_progress import TaskProgress
-from slabscope.app.views.timeline_view import TimelineView, run_unavailable_text
+from slabscope.app.views.allocator.allocator_panel import AllocatorPanel
+from slabscope.app.views.common.busy_overlay import BusyOverlay
+from slabscope.app.views.common.byte_axis import format_bytes
+from slabscope.app.views.common.elided_label import ElidedLabel
+from slabscope.app.views.dag.dag_view import DagView
+from slabscope.app.views.dag.graph_panel import GraphPanel
+from slabscope.app.views.dag.node_panel import NodePanel
+from slabscope.app.views.export.export_title import export_title
+from slabscope.app.views.export.png_export import render_png, render_svg
+from slabscope.app.views.export.window_export import (enter_window_export, leave_window_export,
+                                                      without_veils)
+from slabscope.app.views.lifetimes.lifetime_view import LifetimeView
+from slabscope.app.views.panels.find_dialog import FindDialog
+from slabscope.app.views.panels.inspector import Inspector
+from slabscope.app.views.panels.notes_bar import NotesBar
+from slabscope.app.views.panels.request_list import RequestList
+from slabscope.app.views.panels.run_actions import install_run_actions
+from slabscope.app.views.panels.schedule_controls import ScheduleControls
+from slabscope.app.views.panels.shortcuts_dialog import ShortcutsDialog
+from slabscope.app.views.panels.tab_memory import TabMemory
+from slabscope.app.views.panels.task_progress import TaskProgress
+from slabscope.app.views.slab.slab_view import SlabView
+from slabscope.app.views.timeline.timeline_view import TimelineView, run_unavailable_text
+from slabscope.planner.formats.safety.input_limits import one_line
+from slabscope.planner.support.atomic_write import check_outputs
 
 SESSION_SUFFIX = ".slabscope"
 GRAPH_FILTER = "Graphs (*.json *.onnx *.pt2 *.csv *.pickle);;All files (*)"

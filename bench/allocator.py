@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from slabscope.planner.allocator_replay import replay_snapshot  # noqa: E402
-from slabscope.planner.caching_allocator import CachingAllocator  # noqa: E402
-from slabscope.planner.torch_snapshot import load_snapshot  # noqa: E402
+from slabscope.planner.allocator.allocator_replay import replay_snapshot  # noqa: E402
+from slabscope.planner.allocator.caching_allocator import CachingAllocator  # noqa: E402
+from slabscope.planner.formats.torch_snapshot import load_snapshot  # noqa: E402
 
 DEFAULT_SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "snapshots"
 MiB = 1 << 20

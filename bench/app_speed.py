@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.window import MainWindow
 
     window = MainWindow(Session())

@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.planner.reachability import topological_order  # noqa: E402
-from slabscope.planner.search import warm_up  # noqa: E402
+from slabscope.planner.model.reachability import topological_order  # noqa: E402
+from slabscope.planner.placement.search import warm_up  # noqa: E402
 
 DEFAULT_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
@@ -106,7 +106,7 @@ def onnx_instances() -> list[Instance]:
 def hard_instances() -> list[Instance]:
     """Light ONNX models with constants kept as buffers and generated transformers and MLPs,
     each in its own request order and shuffled."""
-    from slabscope.planner.onnx_import import load_onnx
+    from slabscope.planner.formats.onnx_import import load_onnx
 
     from slabscope.gpu import generators
 

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from slabscope import planner  # noqa: E402
-from slabscope.planner.torch_snapshot import load_snapshot  # noqa: E402
+from slabscope.planner.formats.torch_snapshot import load_snapshot  # noqa: E402
 
 DEFAULT_SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "snapshots"
 
@@ -182,17 +182,17 @@ LOADER = """
 import io, pickle, sys, time, tracemalloc
 from pathlib import Path
 from slabscope import planner
-import slabscope.planner.torch_snapshot
-from slabscope.planner import restricted_pickle
-from slabscope.planner.pickle_prescan import proves_plain
-from slabscope.planner.gc_pause import paused_collection
-from slabscope.planner.restricted_pickle import load_plain_data
+import slabscope.planner.formats.torch_snapshot
+from slabscope.planner.formats.safety import restricted_pickle
+from slabscope.planner.formats.safety.pickle_prescan import proves_plain
+from slabscope.planner.formats.safety.restricted_pickle import load_plain_data
+from slabscope.planner.support.gc_pause import paused_collection
 
 def streamed(path):
-    return planner.torch_snapshot.read_snapshot(path)
+    return planner.formats.torch_snapshot.read_snapshot(path)
 
 def graph(path):
-    return planner.torch_snapshot.load_snapshot(path)
+    return planner.formats.torch_snapshot.load_snapshot(path)
 
 def naive(path):
     data = Path(path).read_bytes()

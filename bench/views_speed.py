@@ -38,19 +38,19 @@ def _panel_figures(kind: str, path: Path) -> dict:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
 
     session = Session()
     session.open(path)
     app.processEvents()
     if kind == "dag":
-        from slabscope.app.views.dag_view import DagView as View
+        from slabscope.app.views.dag.dag_view import DagView as View
         size = (1000, 900)
     elif kind == "slab":
-        from slabscope.app.views.slab_view import SlabView as View
+        from slabscope.app.views.slab.slab_view import SlabView as View
         size = (1200, 420)
     else:
-        from slabscope.app.views.lifetime_view import LifetimeView as View
+        from slabscope.app.views.lifetimes.lifetime_view import LifetimeView as View
         size = (1200, 700)
     start = time.perf_counter()
     view = View(session)

@@ -189,6 +189,6 @@ def transformer(seq: int, width: int, heads: int, ffn: int | None = None, layers
 
 def write_graph(data: dict, path) -> None:
     """Write graph-file data as JSON to `path` (through a temporary file renamed into place)."""
-    from slabscope.planner.atomic_write import write_atomic
+    from slabscope.planner.support.atomic_write import write_atomic
 
     write_atomic(path, json.dumps(data, indent=1) + "\n", "output")

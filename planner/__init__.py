@@ -2,21 +2,29 @@
 
 Pure Python, no Qt and no GPU: `load` (or `load_snapshot` for a PyTorch memory snapshot),
 `plan`, `lower_bound`, `verify`, and `schedule` (the execution order with the least peak).
+
+The parts, each a folder that imports only from the folders listed before it:
+`support` (errors, cancel tokens, atomic writes, the numba cache), `model` (graph and plan),
+`conflicts` (which buffers may share bytes, the lower bound, live bytes), `placement` (first and
+best fit, exact and randomised search), `formats` (the readers, their safety layers in
+`formats/safety`), `schedule` (execution orders), `allocator` (PyTorch's caching allocator) and
+`analysis` (questions asked of a plan). `api` and `torch_trace` sit above them all.
 """
 
-from .antichain import LowerBound
+from .analysis.verify import Verification, verify
 from .api import ALGORITHMS, lower_bound, plan, search_iterations
-from .cancel import NEVER, Cancelled, CancelToken
-from .conflict_model import CONFLICT_MODELS, ConflictModel, conflict_model
-from .dag_model import DagConflicts
-from .errors import CapacityError, PlanError
-from .graph import Buffer, Graph, Node, align_up
-from .graph_file import default_conflicts, graph_from_dict, load
-from .plan import Placement, PlacementStep, Plan
-from .scheduling import Schedule, schedule, with_schedule
-from .serial_model import SerialConflicts
-from .torch_snapshot import AllocatorTrace, load_snapshot
-from .verify import Verification, verify
+from .conflicts.antichain import LowerBound
+from .conflicts.conflict_model import CONFLICT_MODELS, ConflictModel, conflict_model, default_conflicts
+from .conflicts.dag_model import DagConflicts
+from .conflicts.serial_model import SerialConflicts
+from .formats.graph_file import graph_from_dict, load
+from .formats.torch_snapshot import load_snapshot
+from .model.allocator_trace import AllocatorTrace
+from .model.graph import Buffer, Graph, Node, align_up
+from .model.plan import Placement, PlacementStep, Plan
+from .schedule.scheduling import Schedule, schedule, with_schedule
+from .support.cancel import NEVER, Cancelled, CancelToken
+from .support.errors import CapacityError, PlanError
 
 __all__ = [
     "ALGORITHMS", "AllocatorTrace", "Buffer", "CONFLICT_MODELS", "CancelToken", "Cancelled", "CapacityError",

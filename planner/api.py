@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
-from .antichain import LowerBound
-from .cancel import NEVER, CancelToken
-from .conflict_model import conflict_model
-from .errors import PlanError
-from .gc_pause import paused_collection
-from .graph import SIZE_LIMIT, Graph
-from .greedy import best_fit, first_fit, largest_first
-from .input_limits import check_slab
-from .plan import Plan
-from .search import default_iterations, search
+from .conflicts.antichain import LowerBound
+from .conflicts.conflict_model import conflict_model
+from .formats.safety.input_limits import check_slab
+from .model.graph import SIZE_LIMIT, Graph
+from .model.plan import Plan
+from .placement.greedy import best_fit, first_fit, largest_first
+from .placement.search import default_iterations, search
+from .support.cancel import NEVER, CancelToken
+from .support.errors import PlanError
+from .support.gc_pause import paused_collection
 
 # Name -> placer(graph, model, request_order, capacity, budget, *, cancel) -> Plan.
 ALGORITHMS = {

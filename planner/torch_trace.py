@@ -14,8 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import PlanError
-from .graph import Graph
+from .model.graph import Graph
+from .support.errors import PlanError
 
 
 def _require_torch():
@@ -41,7 +41,7 @@ def trace(module, *example_inputs, include_weights: bool = False,
     """The graph of `module` run on `example_inputs`: exported with `torch.export` on the CPU,
     saved to a temporary `.pt2` and read back by `planner.load`'s rules (weights out of the slab
     unless `include_weights`)."""
-    from .torch_export_import import load_pt2
+    from .formats.torch_export_import import load_pt2
 
     torch = _require_torch()
     program = export(module, *example_inputs, decompose=decompose)

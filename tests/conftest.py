@@ -71,7 +71,7 @@ def no_dangling_qt_work(monkeypatch, request):
 @pytest.fixture
 def window(qtbot):
     """The window on the relu example, shown and planned (a test module may define its own)."""
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.window import MainWindow
     from tests.examples import RELU_UNFUSED
     from tests.qt_waits import settled

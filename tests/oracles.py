@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from slabscope.planner.cancel import Cancelled, CancelToken
+from slabscope.planner.support.cancel import Cancelled, CancelToken
 
 
 def brute_force_clique(graph, model) -> int:

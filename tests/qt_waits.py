@@ -25,7 +25,7 @@ def planned_window(qtbot, monkeypatch, settings_folder, path):
     and drew its first-fit plan."""
     from PySide6.QtCore import QSettings
 
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.window import MainWindow
 
     settings = QSettings(str(settings_folder / "settings.ini"), QSettings.Format.IniFormat)

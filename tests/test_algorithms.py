@@ -1,7 +1,6 @@
 """The placers under both conflict models: every plan verifies, search is never worse than first
 fit, the array kernels agree with the traced placer, and the serial model shows the hazard."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner import dense_kernels, greedy, packing
+from slabscope.planner.placement import dense_kernels, greedy, packing
 from tests.examples import DIAMOND, RELU_UNFUSED
 from tests.strategies import interval_graphs, small_graphs
 
@@ -34,7 +33,7 @@ def test_every_algorithm_plan_verifies_and_search_beats_first_fit(graph, conflic
 def test_array_kernels_match_the_traced_placer(graph, fit, data):
     model = planner.conflict_model(graph, "serial")
     order = data.draw(st.permutations(range(len(graph.buffers))))
-    traced = planner.traced_placement.place(graph, model, tuple(order), fit=fit)
+    traced = planner.placement.traced_placement.place(graph, model, tuple(order), fit=fit)
     order = np.asarray(order, dtype=np.int64)
     size = np.asarray(graph.reserved, dtype=np.int64)
     starts, adj = packing._interval_lists(model.first, model.last)
@@ -49,7 +48,7 @@ def test_kernel_plans_trace_lazily_and_respect_capacity():
     graph = planner.load(RELU_UNFUSED)
     plan = planner.plan(graph, "largest-first", conflicts="serial")
     model = planner.conflict_model(graph, "serial")
-    traced = planner.traced_placement.place(graph, model, greedy.largest_first_order(graph, model))
+    traced = planner.placement.traced_placement.place(graph, model, greedy.largest_first_order(graph, model))
     assert planner.verify(graph, plan).ok and tuple(plan.steps) == traced.steps
     with pytest.raises(planner.CapacityError, match="request 1"):
         planner.plan(graph, "largest-first", conflicts="serial", capacity=1_100_000)
@@ -183,7 +182,7 @@ def test_kernels_match_the_traced_placer_on_many_overlapping_spans(fit):
                                      "buffers": buffers, "schedule": names})
     model = planner.conflict_model(graph, "serial")
     order = rng.permutation(len(buffers))
-    traced = planner.traced_placement.place(graph, model, tuple(map(int, order)), fit=fit)
+    traced = planner.placement.traced_placement.place(graph, model, tuple(map(int, order)), fit=fit)
     size = np.asarray(graph.reserved, dtype=np.int64)
     starts, adj = packing._interval_lists(model.first, model.last)
     want = [p.offset for p in traced.placements]

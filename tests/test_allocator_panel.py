@@ -3,9 +3,9 @@ an example graph and a snapshot, and the expandable-segments what-if."""
 
 from __future__ import annotations
 
-from slabscope.app.session import Session
-from slabscope.app.views.allocator_panel import (AllocatorPanel, graph_allocator_expandable,
-                                       graph_allocator_replay)
+from slabscope.app.state.session import Session
+from slabscope.app.views.allocator.allocator_panel import (AllocatorPanel, graph_allocator_expandable,
+                                                           graph_allocator_replay)
 from tests.snapshot_builder import TINY_SNAPSHOT
 
 

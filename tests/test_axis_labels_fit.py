@@ -7,8 +7,8 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage, QPainter
 
 from slabscope import planner
-from slabscope.app.session import Session
-from slabscope.app.views.lifetime_view import LifetimeView
+from slabscope.app.state.session import Session
+from slabscope.app.views.lifetimes.lifetime_view import LifetimeView
 from tests.examples import write_slow_search_trace
 
 

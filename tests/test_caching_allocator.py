@@ -11,9 +11,9 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from slabscope import planner
 from slabscope.app.cli import main
-from slabscope.planner.allocator_replay import replay_graph, replay_snapshot
-from slabscope.planner.caching_allocator import (AllocatorOutOfMemory, AllocatorSettings, CachingAllocator,
-                                       allocation_size, round_size)
+from slabscope.planner.allocator.allocator_replay import replay_graph, replay_snapshot
+from slabscope.planner.allocator.caching_allocator import (AllocatorOutOfMemory, AllocatorSettings,
+                                                           CachingAllocator, allocation_size, round_size)
 from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder
 
 MiB = 1 << 20

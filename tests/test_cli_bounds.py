@@ -104,7 +104,7 @@ def test_the_offset_column_is_said_to_be_ignored(tmp_path, capsys):
 
 def test_a_window_export_never_builds_the_closure(qapp, tmp_path):
     from slabscope.app.render import export_view
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
 
     n = 3_000
     nodes = [{"name": f"n{i}", "inputs": [f"b{i - 1}"] if i else [], "outputs": [f"b{i}"]}

@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 from slabscope import planner
-import slabscope.planner.minimalloc_csv
+import slabscope.planner.formats.minimalloc_csv
 import slabscope.app.cli.plan
-from slabscope.planner.plan import Placements
 from slabscope.app.cli import main
+from slabscope.planner.model.plan import Placements
 from tests.examples import LUMINAL_JOIN, RELU_UNFUSED
 
 
@@ -59,7 +59,7 @@ def test_csv_export_round_trips_offsets(tmp_path, capsys):
     out = tmp_path / "plan.csv"
     assert main(["plan", str(RELU_UNFUSED), "--csv", str(out)]) == 0
     capsys.readouterr()
-    offsets = planner.minimalloc_csv.read_minimalloc_offsets(out)
+    offsets = planner.formats.minimalloc_csv.read_minimalloc_offsets(out)
     assert offsets == {"x": 0, "w": 65_536, "b": 131_072, "workspace": 131_328,
                        "t0": 1_179_904, "t1": 0, "y": 16_384}
     assert main(["plan", str(out), "--json"]) == 0

@@ -278,14 +278,14 @@ def test_the_command_points_numba_at_a_temporary_folder_when_nothing_is_writable
 
 # A library user's process: the planner compiles its kernels and leaves the environment alone.
 LIBRARY_CALL = ("import os, numpy as np; before = dict(os.environ); from slabscope import planner; "
-                "from slabscope.planner.packing import _interval_lists; "
+                "from slabscope.planner.placement.packing import _interval_lists; "
                 "print(planner.__file__); "
                 "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0]); "
                 "print('environment unchanged' if dict(os.environ) == before else 'changed')")
 # The command's process: `slabscope plan`, then the same kernel, cached in a temporary folder.
 COMMAND_CALL = ("import sys, numpy as np; from slabscope.app.cli import main; "
                 "main(['plan', sys.argv[1]]); "
-                "from slabscope.planner.packing import _interval_lists; "
+                "from slabscope.planner.placement.packing import _interval_lists; "
                 "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0])")
 
 

@@ -83,4 +83,4 @@ def test_conflict_masks_match_pairwise_conflicts(graph):
     n = len(graph.buffers)
     for a in range(n):
         expected = {b for b in range(n) if model.conflicts(a, b)}
-        assert set(planner.bitset.members(model.conflict_mask(a))) == expected
+        assert set(planner.model.bitset.members(model.conflict_mask(a))) == expected

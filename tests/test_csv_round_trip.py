@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner.minimalloc_csv import (_parse, _read_rows, load_minimalloc_csv,
-                                    read_minimalloc_offsets, write_minimalloc_csv)
+from slabscope.planner.formats.minimalloc_csv import (_parse, _read_rows, load_minimalloc_csv,
+                                                      read_minimalloc_offsets, write_minimalloc_csv)
 
 ROUND_TRIP = settings(max_examples=150, deadline=None, database=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture])

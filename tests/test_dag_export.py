@@ -12,10 +12,10 @@ from PySide6.QtCore import QSize  # noqa: E402
 
 from slabscope import planner  # noqa: E402
 from slabscope.app.render import build_view  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.dag_folding import FOLD_GROUPS, fold_groups  # noqa: E402
-from slabscope.app.views.dag_groups import GROUP_LIMIT, folded_graph, node_groups  # noqa: E402
-from slabscope.app.views.dag_view import DagView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.dag.dag_folding import FOLD_GROUPS  # noqa: E402
+from slabscope.app.views.dag.dag_groups import GROUP_LIMIT, folded_graph, node_groups  # noqa: E402
+from slabscope.app.views.dag.dag_view import DagView  # noqa: E402
 from slabscope.gpu.generators import transformer, write_graph  # noqa: E402
 
 
@@ -91,7 +91,7 @@ def test_a_large_transformer_exports_as_few_labelled_runs_of_layers(qapp, tmp_pa
 
 
 def test_a_run_is_named_by_the_first_part_where_its_ends_differ():
-    from slabscope.app.views.dag_folding import span_label
+    from slabscope.app.views.dag.dag_folding import span_label
 
     assert span_label("l11.ln1", "l21.ln2") == "l11 … l21"
     assert span_label("l11.ln1", "l11.ffn1") == "l11.ln1 … l11.ffn1"

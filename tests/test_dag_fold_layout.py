@@ -10,9 +10,9 @@ import threading
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views import dag_fold_layout  # noqa: E402
-from slabscope.app.views.dag_view import DagView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.dag import dag_fold_layout  # noqa: E402
+from slabscope.app.views.dag.dag_view import DagView  # noqa: E402
 from slabscope.gpu.generators import transformer  # noqa: E402
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from slabscope import planner
-from slabscope.app.session import Session
-from slabscope.app.views.dag_folding import FOLD_GROUPS, fold
-from slabscope.app.views.dag_view import DagView
+from slabscope.app.state.session import Session
+from slabscope.app.views.dag.dag_folding import FOLD_GROUPS, fold
+from slabscope.app.views.dag.dag_view import DagView
 from slabscope.gpu.generators import transformer
 
 
@@ -36,7 +36,7 @@ def test_folding_partitions_the_nodes_into_a_few_acyclic_groups():
     assert 2 <= len(drawn.nodes) <= FOLD_GROUPS
     assert sorted(v for m in folding.members for v in m) == list(range(len(graph.nodes)))
     assert all(folding.drawn_of[v] == i for i, m in enumerate(folding.members) for v in m)
-    planner.reachability.topological_order([n.name for n in drawn.nodes], drawn.successors)
+    planner.model.reachability.topological_order([n.name for n in drawn.nodes], drawn.successors)
     # Every real edge between two groups is drawn once between them.
     expected = {(folding.drawn_of[graph.node_index[a]], folding.drawn_of[graph.node_index[b]])
                 for a, b in graph.edges}

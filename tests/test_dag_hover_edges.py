@@ -8,8 +8,8 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.dag_view import DagView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.dag.dag_view import DagView  # noqa: E402
 from slabscope.gpu.generators import transformer  # noqa: E402
 
 

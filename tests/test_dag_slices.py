@@ -8,10 +8,10 @@ import threading
 from PySide6.QtCore import QPointF
 
 from slabscope import planner
-from slabscope.app.session import Session
-from slabscope.app.views import dag_prepared
-from slabscope.app.views.dag_drawing import draw_dag
-from slabscope.app.views.dag_view import FIRST_NODES, DagView
+from slabscope.app.state.session import Session
+from slabscope.app.views.dag import dag_prepared
+from slabscope.app.views.dag.dag_drawing import draw_dag
+from slabscope.app.views.dag.dag_view import FIRST_NODES, DagView
 from slabscope.app.window import MainWindow
 from slabscope.gpu.generators import transformer, write_graph
 from tests.qt_waits import settled

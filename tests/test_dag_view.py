@@ -6,9 +6,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from slabscope import planner
-from slabscope.app.views.dag_layout import layered_layout
-from slabscope.app.views.dag_view import DagView
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
+from slabscope.app.views.dag.dag_layout import layered_layout
+from slabscope.app.views.dag.dag_view import DagView
 from tests.examples import DIAMOND, RELU_UNFUSED
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 
 from slabscope import planner
-from slabscope.app.session import Session
-from slabscope.app.views import dag_prepared
-from slabscope.app.views.dag_layout import MIN_WAYPOINT_CAP, layered_layout
+from slabscope.app.state.session import Session
+from slabscope.app.views.dag import dag_prepared
+from slabscope.app.views.dag.dag_layout import MIN_WAYPOINT_CAP, layered_layout
 from slabscope.app.window import MainWindow
 from slabscope.gpu.generators import transformer, write_graph
 from tests.qt_waits import settled

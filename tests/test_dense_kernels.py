@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner import dense_kernels, greedy
-from slabscope.planner.lazy_trace import PlacementTrace, reuses_by_name
-from slabscope.planner.traced_placement import _choose, place
+from slabscope.planner.placement import dense_kernels, greedy
+from slabscope.planner.placement.lazy_trace import PlacementTrace, reuses_by_name
+from slabscope.planner.placement.traced_placement import _choose, place
 from tests.examples import RELU_UNFUSED
 from tests.oracles import stops_at_third_report
 

@@ -16,9 +16,9 @@ from PySide6.QtGui import QImage  # noqa: E402
 from slabscope import planner  # noqa: E402
 from slabscope.app.cli import main  # noqa: E402
 from slabscope.app.render import export_view
-from slabscope.app.views.png_export import render_png  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.slab_view import SlabView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.export.png_export import render_png  # noqa: E402
+from slabscope.app.views.slab.slab_view import SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,7 +160,7 @@ def test_svg_is_written_beside_the_png(qapp, tmp_path):
 
 
 def test_exports_leave_out_controls_hints_and_pointer_state(qtbot, tmp_path):
-    from slabscope.app.views.png_export import export_mode
+    from slabscope.app.views.export.png_export import export_mode
 
     session = relu_session()
     view = SlabView(session)

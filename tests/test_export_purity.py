@@ -12,9 +12,9 @@ from PySide6.QtGui import QImage  # noqa: E402
 
 from slabscope import planner  # noqa: E402
 from slabscope.app.render import export_view  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.export_title import export_title  # noqa: E402
-from slabscope.app.views.png_export import export_mode, title_height  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.export.export_title import export_title  # noqa: E402
+from slabscope.app.views.export.png_export import export_mode, title_height  # noqa: E402
 from slabscope.app.window import LAYOUT_KEY, MainWindow  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 

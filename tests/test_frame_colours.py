@@ -13,12 +13,12 @@ from PySide6.QtGui import QImage
 from slabscope import planner
 from slabscope.app.cli import main
 from slabscope.app.render import build_view
-from slabscope.app.session import Session
-from slabscope.app.views.buffer_colours import (BY_CATEGORY, BY_FRAME, FRAME_HUES, OTHER_FRAMES,
-                                                OTHER_HUE, fills_for, frame_colours)
-from slabscope.app.views.buffer_emphasis import buffer_fills
-from slabscope.app.views.palette import shade
-from slabscope.planner.snapshot_names import user_site
+from slabscope.app.state.session import Session
+from slabscope.app.views.common.buffer_colours import (BY_CATEGORY, BY_FRAME, FRAME_HUES, OTHER_FRAMES,
+                                                       OTHER_HUE, fills_for, frame_colours)
+from slabscope.app.views.common.buffer_emphasis import buffer_fills
+from slabscope.app.views.common.palette import shade
+from slabscope.planner.formats.snapshot_names import user_site
 from tests.examples import RELU_UNFUSED
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "snapshots" / "cs336_a2_bcrafton.pickle"

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QColor
 
-from slabscope.app.views.inspector import _largest_sizes, prepare_widest
-from slabscope.app.views.kind_legend import graph_kinds
-from slabscope.app.views.lifetimes import placement_arrays, prepare_step_model
-from slabscope.app.views.rect_layer import pick_fills
-from slabscope.app.views.slab_section import section_lanes, slab_section
+from slabscope.app.views.common.kind_legend import graph_kinds
+from slabscope.app.views.common.lifetimes import placement_arrays, prepare_step_model
+from slabscope.app.views.common.rect_layer import pick_fills
+from slabscope.app.views.panels.inspector import _largest_sizes, prepare_widest
+from slabscope.app.views.slab.slab_section import section_lanes, slab_section
 from tests.qt_waits import show_tab
 
 
@@ -55,7 +55,7 @@ def test_the_raster_colours_are_the_fills_as_numbers(qtbot, window):
 def test_the_session_makes_full_collections_rarer():
     import gc
 
-    import slabscope.app.session  # noqa: F401  (what the window and exports import)
+    import slabscope.app.state.session  # noqa: F401  (what the window and exports import)
     from slabscope.app.state.heap import FULL_EVERY, calm_collector
 
     saved = gc.get_threshold()

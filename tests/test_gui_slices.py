@@ -12,9 +12,9 @@ from PySide6.QtCore import QEvent, QObject, QStringListModel, Signal  # noqa: E4
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from slabscope.app.qt.task_executor import Activity  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.request_list import RequestList, RequestListModel  # noqa: E402
-from slabscope.app.views.task_progress import TaskProgress  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.panels.request_list import RequestList, RequestListModel  # noqa: E402
+from slabscope.app.views.panels.task_progress import TaskProgress  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 
@@ -137,7 +137,7 @@ def _painted_loop(x0, x1, y0, y1, w, h):
 def test_cover_pixels_keeps_the_last_drawn_box_of_each_pixel():
     import numpy as np
 
-    from slabscope.app.views import rect_layer
+    from slabscope.app.views.common import rect_layer
 
     rng = np.random.default_rng(22)
     for n, w, h, most in ((3000, 120, 40, 4), (500, 30, 10, 3), (40, 50, 20, 30), (1, 3, 2, 9)):
@@ -155,7 +155,7 @@ def test_a_dimmed_raster_recolours_its_pixels_without_filling_them_again(qtbot):
     import pyqtgraph as pg
     from PySide6.QtGui import QColor
 
-    from slabscope.app.views.rect_layer import RASTER_BOXES, RectLayer
+    from slabscope.app.views.common.rect_layer import RASTER_BOXES, RectLayer
 
     n = 2 * RASTER_BOXES + 500  # half of them still take the raster
     plot = pg.PlotWidget(background="w")
@@ -191,7 +191,7 @@ def _stroked(layer, left, top, right, bottom, size):
     from PySide6.QtCore import QRectF
     from PySide6.QtGui import QImage, QPainter, QPen, Qt
 
-    from slabscope.app.views.rect_layer import HALO
+    from slabscope.app.views.common.rect_layer import HALO
 
     image = QImage(*size, QImage.Format.Format_ARGB32)
     image.fill(0)
@@ -214,7 +214,7 @@ def test_small_boxes_outlines_are_filled_as_their_stroke_would_cover_them(qtbot)
     import numpy as np
     from PySide6.QtGui import QColor, QImage, QPainter
 
-    from slabscope.app.views.rect_layer import RectLayer
+    from slabscope.app.views.common.rect_layer import RectLayer
 
     size = (200, 60)
     left = np.array([10.0, 30.0, 50.5, 80.0, 120.0])
@@ -240,7 +240,7 @@ def test_small_boxes_outlines_are_filled_as_their_stroke_would_cover_them(qtbot)
 
 
 def test_the_node_index_is_built_while_loading_not_on_the_first_hover(qtbot, tmp_path):
-    from slabscope.app.views.node_panel import NodePanel
+    from slabscope.app.views.dag.node_panel import NodePanel
 
     session, panel = _opened(qtbot, tmp_path, NodePanel)
     assert "node_index" in vars(session.graph)  # the cached index exists before any hover
@@ -301,7 +301,7 @@ def test_gui_stalls_names_what_qt_entered_python_for():
 
 
 def test_the_compare_combos_take_the_graphs_names_as_read(qtbot, tmp_path):
-    from slabscope.app.views.inspector import Inspector
+    from slabscope.app.views.panels.inspector import Inspector
 
     session, inspector = _opened(qtbot, tmp_path, Inspector)
     for combo in (inspector.first, inspector.second):
@@ -314,7 +314,7 @@ def test_the_compare_combos_take_the_graphs_names_as_read(qtbot, tmp_path):
 def test_request_rows_answer_only_the_roles_they_have(qtbot):
     from PySide6.QtCore import QModelIndex, Qt
 
-    from slabscope.app.views.request_list import SIZE_ROLE
+    from slabscope.app.views.panels.request_list import SIZE_ROLE
 
     session = Session()
     session.open(RELU_UNFUSED)
@@ -341,7 +341,7 @@ def test_next_turn_runs_after_the_timers_that_fell_due_during_the_work_that_aske
 
     from PySide6.QtCore import QTimer
 
-    from slabscope.app.views.next_turn import NextTurn
+    from slabscope.app.views.common.next_turn import NextTurn
 
     owner = QObject()
     order = []

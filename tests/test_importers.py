@@ -9,8 +9,9 @@ import pytest
 
 from slabscope import planner
 from slabscope.app.cli import main
-from slabscope.planner.minimalloc_csv import load_minimalloc_csv, read_minimalloc_offsets, write_minimalloc_csv
-from slabscope.planner.onnx_import import load_onnx
+from slabscope.planner.formats.minimalloc_csv import (load_minimalloc_csv, read_minimalloc_offsets,
+                                                      write_minimalloc_csv)
+from slabscope.planner.formats.onnx_import import load_onnx
 from tests.examples import RELU_UNFUSED
 
 onnx = pytest.importorskip("onnx")

@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from slabscope import planner
-from slabscope.app.views.inspector import COLUMNS, Inspector
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
+from slabscope.app.views.panels.inspector import COLUMNS, Inspector
 from tests.examples import RELU_UNFUSED
 
 
@@ -78,7 +78,7 @@ def test_selecting_rows_selects_buffers(inspector):
 
 
 def test_serial_conflict_counts_come_from_sorted_intervals_and_match_the_masks(tmp_path):
-    from slabscope.app.views.inspector import _overlap_counts
+    from slabscope.app.views.panels.inspector import _overlap_counts
 
     path = tmp_path / "trace.csv"
     path.write_text("id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\nd,3,5,70\ne,9,10,5\n")

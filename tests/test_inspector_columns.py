@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from slabscope.app.views.inspector import COLUMNS, SHOWN_COLUMNS
-from slabscope.app.views.lifetimes import step_model
+from slabscope.app.views.common.lifetimes import step_model
+from slabscope.app.views.panels.inspector import COLUMNS, SHOWN_COLUMNS
 from tests.qt_waits import planned_window
 
 HUGE = 300_000_000_000  # bytes: the second buffer lands at a 12-digit offset

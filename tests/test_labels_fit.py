@@ -10,10 +10,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.detail_line import LINES, DetailLine  # noqa: E402
-from slabscope.app.views.inspector import COLUMNS, Inspector  # noqa: E402
-from slabscope.app.views.slab_view import HOVER_HINT, SlabView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.common.detail_line import LINES, DetailLine  # noqa: E402
+from slabscope.app.views.panels.inspector import COLUMNS, Inspector  # noqa: E402
+from slabscope.app.views.slab.slab_view import HOVER_HINT, SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

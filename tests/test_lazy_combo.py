@@ -8,9 +8,9 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.inspector import Inspector  # noqa: E402
-from slabscope.app.views.lazy_combo import LazyNameCombo  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.common.lazy_combo import LazyNameCombo  # noqa: E402
+from slabscope.app.views.panels.inspector import Inspector  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

@@ -11,10 +11,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.byte_axis import format_bytes  # noqa: E402
-from slabscope.app.views.lifetime_view import PLANNED, PYTORCH, LifetimeView, packed_addresses  # noqa: E402
-from slabscope.app.views.margin_marks import place_marks  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.common.byte_axis import format_bytes  # noqa: E402
+from slabscope.app.views.common.margin_marks import place_marks  # noqa: E402
+from slabscope.app.views.lifetimes.lifetime_view import (PLANNED, PYTORCH, LifetimeView, packed_addresses)  # noqa: E402
 from tests.snapshot_builder import TINY_SNAPSHOT  # noqa: E402
 
 REAL_SNAPSHOT = Path(__file__).resolve().parents[2] / "shared" / "snapshots" / "cs336_a2_bcrafton.pickle"

@@ -10,10 +10,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.views.lifetime_view import (HOVER_HINT, PYTORCH, LifetimeView,  # noqa: E402
-                                      buffer_lifetimes, dag_layers, packed_addresses)
-from slabscope.app.views.palette import ANCESTOR, DESCENDANT  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.common.palette import ANCESTOR, DESCENDANT  # noqa: E402
+from slabscope.app.views.lifetimes.lifetime_view import (HOVER_HINT, PYTORCH, LifetimeView,  # noqa: E402
+                                                         buffer_lifetimes, dag_layers, packed_addresses)
 from tests.examples import DIAMOND, RELU_UNFUSED  # noqa: E402
 
 

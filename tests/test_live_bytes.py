@@ -7,9 +7,9 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.graph_panel import GraphPanel  # noqa: E402
-from slabscope.planner.live_bytes import is_time_chain, live_bytes  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.dag.graph_panel import GraphPanel  # noqa: E402
+from slabscope.planner.conflicts.live_bytes import is_time_chain, live_bytes  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 TRACE = "id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\nd,3,5,70\n"

@@ -4,7 +4,7 @@ is a use of the node holding the body, so no plan lets it share bytes with what 
 import pytest
 
 from slabscope import planner
-from slabscope.planner.onnx_import import load_onnx, subgraph_reads
+from slabscope.planner.formats.onnx_import import load_onnx, subgraph_reads
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402

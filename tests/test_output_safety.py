@@ -18,8 +18,8 @@ import pytest
 
 from slabscope import planner
 from slabscope.app.cli import main
-from slabscope.planner import atomic_write
-from slabscope.planner.atomic_write import BACKUP_SUFFIX, check_outputs, write_atomic
+from slabscope.planner.support import atomic_write
+from slabscope.planner.support.atomic_write import BACKUP_SUFFIX, check_outputs, write_atomic
 from tests.examples import RELU_UNFUSED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,7 +168,7 @@ def test_a_write_keeps_the_permissions_and_follows_a_symlink(tmp_path, temporary
 
 _WRITER = """
 import sys
-from slabscope.planner.atomic_write import write_atomic
+from slabscope.planner.support.atomic_write import write_atomic
 target, size = sys.argv[1], int(sys.argv[2])
 print("ready", flush=True)
 k = 0
@@ -200,7 +200,7 @@ def test_a_terminated_command_removes_its_temporary_file(tmp_path):
     target = tmp_path / "out.bin"
     script = ("import sys, os, signal\n"
               "from slabscope.app.cli.long_work import terminate_cleanly\n"
-              "from slabscope.planner import atomic_write\n"
+              "from slabscope.planner.support import atomic_write\n"
               "real = os.write\n"
               "def slow(fd, data):\n"
               "    os.kill(os.getpid(), signal.SIGTERM)\n"
@@ -216,7 +216,7 @@ def test_a_terminated_command_removes_its_temporary_file(tmp_path):
 # --- session saves ----------------------------------------------------------------------------
 
 def test_session_saves_keep_one_backup(tmp_path, inputs):
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
 
     session = Session()
     session.set_graph(planner.load(inputs[0]), inputs[0])
@@ -234,7 +234,7 @@ def test_session_saves_keep_one_backup(tmp_path, inputs):
 
 
 def test_a_session_is_never_saved_over_its_graph(inputs):
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
 
     session = Session()
     graph = inputs[0]
@@ -246,7 +246,7 @@ def test_a_session_is_never_saved_over_its_graph(inputs):
 
 
 def test_the_windows_export_never_overwrites_the_open_graph(qtbot, inputs):
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.window import MainWindow
 
     graph = inputs[0]

@@ -69,7 +69,7 @@ def test_icon_and_desktop_entry_are_package_data():
 
 def test_the_window_has_the_icon(qtbot):
     from slabscope.app.icon import application_icon
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.window import MainWindow
 
     window = MainWindow(Session())

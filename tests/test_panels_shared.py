@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from slabscope.app.views.buffer_emphasis import SELECTED
-from slabscope.app.views.palette import HOVERED
+from slabscope.app.views.common.buffer_emphasis import SELECTED
+from slabscope.app.views.common.palette import HOVERED
 from tests.examples import DIAMOND, onnx_light_model
 from tests.qt_waits import settled, show_tab
 

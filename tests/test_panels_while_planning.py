@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from slabscope.app.session import Session
-from slabscope.app.views.inspector import COLUMNS, Inspector
-from slabscope.app.views.slab_lanes import slab_lanes, slab_layout
-from slabscope.app.views.slab_view import SlabView
+from slabscope.app.state.session import Session
+from slabscope.app.views.panels.inspector import COLUMNS, Inspector
+from slabscope.app.views.slab.slab_lanes import slab_lanes, slab_layout
+from slabscope.app.views.slab.slab_view import SlabView
 from tests.examples import RELU_UNFUSED
 from tests.held_executor import HeldExecutor
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner import minimalloc_csv
-from slabscope.planner.bitset import members
-from slabscope.planner.intervals import overlap_lists
+from slabscope.planner.formats import minimalloc_csv
+from slabscope.planner.model.bitset import members
+from slabscope.planner.model.intervals import overlap_lists
 from tests.oracles import brute_force_clique, plain_precedes, plain_reaches
 
 

@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
 from slabscope import planner
-from slabscope.app.session import Session
 from slabscope.app.qt.planning_controller import PlanningController
+from slabscope.app.state.session import Session
 from slabscope.app.window import MainWindow
 from tests.examples import write_slow_search_trace
 

@@ -8,7 +8,7 @@ import struct
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from slabscope.planner.pickle_prescan import _utf8_text, proves_plain
+from slabscope.planner.formats.safety.pickle_prescan import _utf8_text, proves_plain
 
 
 def _decodes(raw: bytes) -> bool:

@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from slabscope import planner
-from slabscope.app.session import Session
-from slabscope.app.views.export_title import export_title, search_status
-from slabscope.app.views.inspector import COLUMNS, SORT_ROLE
+from slabscope.app.state.session import Session
+from slabscope.app.views.export.export_title import export_title, search_status
+from slabscope.app.views.panels.inspector import COLUMNS, SORT_ROLE
 from tests.examples import write_slow_search_trace
 from tests.qt_waits import planned_window
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from slabscope import planner
 from slabscope.app.cli import main
-from slabscope.planner import pt2_archive
-from slabscope.planner.aten_aliases import TABLE, result_aliases
-from slabscope.planner.torch_export_import import load_pt2, view_strides
+from slabscope.planner.formats.aten_aliases import TABLE, result_aliases
+from slabscope.planner.formats.safety import pt2_archive
+from slabscope.planner.formats.torch_export_import import load_pt2, view_strides
 
 FIXTURES = Path(__file__).parent / "data" / "pt2"
 MLP = FIXTURES / "mlp.pt2"

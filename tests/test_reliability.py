@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from slabscope import planner
-from slabscope.planner.input_limits import DIMENSIONS_LIMIT, NESTING_LIMIT, read_bytes
-from slabscope.planner.minimalloc_csv import read_minimalloc_offsets, write_minimalloc_csv
+from slabscope.planner.formats.minimalloc_csv import read_minimalloc_offsets, write_minimalloc_csv
+from slabscope.planner.formats.safety.input_limits import DIMENSIONS_LIMIT, NESTING_LIMIT, read_bytes
 from tests.examples import DIAMOND, RELU_UNFUSED
 
 SIZE_LIMIT = 2**64 - 1
@@ -262,7 +262,7 @@ def test_onnx_dimension_minus_one_is_unknown_not_negative_bytes(tmp_path):
     path = _onnx_model(tmp_path, [helper.make_node("Relu", ["x"], ["y"], name="r")],
                        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 4])],
                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 4])])
-    from slabscope.planner.onnx_import import load_onnx
+    from slabscope.planner.formats.onnx_import import load_onnx
 
     graph, notes = load_onnx(path)
     assert all(b.bytes > 0 for b in graph.buffers)
@@ -338,7 +338,6 @@ def test_a_nan_output_fails_the_run_and_its_json_stays_valid(monkeypatch):
     # NaN inputs give NaN outputs in the slab and the reference alike: NaN - NaN is NaN, which
     # is never over a tolerance, so such a run used to verify.
     from slabscope import gpu
-    import slabscope.gpu.runner
 
     graph = _executable(
         [{"name": "up", "op": "upload", "outputs": ["a"]},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
-from slabscope.app.views.request_list import RequestList
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
+from slabscope.app.views.panels.request_list import RequestList
 from tests.examples import RELU_UNFUSED
 
 FILE_ORDER = ("x", "w", "b", "workspace", "t0", "t1", "y")
@@ -112,7 +112,7 @@ def test_a_drop_moves_rows_and_the_selection_rides_along(request_list, qtbot):
 
 
 def test_block_moves_take_one_move_per_dragged_run():
-    from slabscope.app.views.request_list import block_moves
+    from slabscope.app.views.panels.request_list import block_moves
 
     assert block_moves("abcdef", "cdabef", 9) == [(2, 2, 0)]
     assert block_moves("abcdef", "abfcde", 9) == [(5, 1, 2)]
@@ -121,7 +121,7 @@ def test_block_moves_take_one_move_per_dragged_run():
 
 def test_a_wholesale_shuffle_is_one_layout_change_that_keeps_the_selection(request_list,
                                                                             monkeypatch):
-    from slabscope.app.views import request_list as module
+    from slabscope.app.views.panels import request_list as module
 
     monkeypatch.setattr(module, "MAX_ROW_MOVES", 1)
     model, session, view = request_list.model, request_list.session, request_list.view

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from slabscope import planner
 from slabscope.app.cli import main
 from bench.branchy import branchy_graph, branchy_graph_data
-from slabscope.planner.cancel import Cancelled, CancelToken
-from slabscope.planner.live_bytes import live_bytes
-from slabscope.planner.schedule_exact import reorder
-from slabscope.planner.schedule_problem import ScheduleProblem, _positions, _profile
-from slabscope.planner.serial_model import serial_schedule
+from slabscope.planner.support.cancel import Cancelled, CancelToken
+from slabscope.planner.conflicts.live_bytes import live_bytes
+from slabscope.planner.schedule.schedule_exact import reorder
+from slabscope.planner.schedule.schedule_problem import ScheduleProblem, _positions, _profile
+from slabscope.planner.conflicts.serial_model import serial_schedule
 
 # Brute force enumerates every order: graphs are kept to at most this many.
 ORDERS_LIMIT = 2_000

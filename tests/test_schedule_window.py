@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
 from slabscope.app.window import MainWindow
 from bench.branchy import branchy_graph_data
 

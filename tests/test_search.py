@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 
 from slabscope import planner
-from slabscope.planner import exact
-from slabscope.planner.search import warm_up
+from slabscope.planner.placement import exact
+from slabscope.planner.placement.search import warm_up
 from tests.strategies import interval_graphs, small_graphs
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
@@ -153,7 +153,7 @@ def test_minimalloc_instances_reach_their_best_known_height(name, best_known):
 def test_small_dags_get_plans_proved_optimal_against_every_request_order(graph):
     import itertools
 
-    from slabscope.planner.packing import Packer
+    from slabscope.planner.placement.packing import Packer
 
     packer = Packer(graph, planner.conflict_model(graph, "dag"))
     # Some request order placed by first fit reaches the optimum (the optimum's, by offset).

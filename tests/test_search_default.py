@@ -9,7 +9,7 @@ import pytest
 
 from slabscope import planner
 from slabscope.app.cli import main
-from slabscope.planner.search import warm_up
+from slabscope.planner.placement.search import warm_up
 from tests.examples import DIAMOND, RELU_UNFUSED
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"

@@ -100,7 +100,7 @@ def test_an_unknown_order_name_names_the_session_file(layout):
 
 
 def test_saving_stores_a_path_relative_to_the_session_folder(layout):
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
 
     session = Session()
     session.set_graph(planner.load(layout / "sub" / "h.json"), layout / "sub" / "h.json")
@@ -118,7 +118,7 @@ def test_saving_stores_a_path_relative_to_the_session_folder(layout):
 def test_the_window_asks_naming_the_path_and_opens_on_yes(qtbot, layout):
     from PySide6.QtWidgets import QMessageBox
 
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.window import MainWindow
 
     session = Session()
@@ -142,7 +142,7 @@ def test_the_window_asks_naming_the_path_and_opens_on_yes(qtbot, layout):
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="needs /proc")
 def test_the_window_never_reads_proc_environ_without_asking(qtbot, layout):
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.window import MainWindow
 
     session = Session()

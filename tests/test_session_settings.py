@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from slabscope import planner  # noqa: E402
 from slabscope.app.cli import main  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

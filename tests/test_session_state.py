@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 from slabscope import planner
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
 from slabscope.app.state.tasks import Task, deliver, run_task
 from slabscope.app.state.undo import UndoCommand, UndoStack
 from tests.examples import DIAMOND, RELU_UNFUSED
@@ -39,7 +39,7 @@ def offsets(plan) -> dict[str, int]:
 def test_the_session_is_built_and_edited_without_qt():
     script = textwrap.dedent(f"""
         import sys
-        from slabscope.app.session import Session
+        from slabscope.app.state.session import Session
         session = Session()
         assert session.open({str(RELU_UNFUSED)!r})
         first = session.plan

@@ -11,10 +11,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from slabscope import planner
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
 from slabscope.app.state.session_file import read_session
 from slabscope.app.state.view_settings import ViewSettings
-from slabscope.app.views.slab_view import ALL_LANES, ONE_STEP
+from slabscope.app.views.slab.slab_view import ALL_LANES, ONE_STEP
 from slabscope.app.window import MainWindow
 from tests.examples import RELU_UNFUSED
 from tests.qt_waits import settled

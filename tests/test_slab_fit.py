@@ -12,8 +12,8 @@ import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.slab_view import FIT_MARGIN, SlabView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.slab.slab_view import FIT_MARGIN, SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 K = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "minimalloc" / "K.1048576.csv"

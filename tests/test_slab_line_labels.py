@@ -13,8 +13,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.slab_view import ALL_LANES, ONE_STEP, SlabView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.slab.slab_view import ALL_LANES, ONE_STEP, SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

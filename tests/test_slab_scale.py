@@ -9,14 +9,13 @@ from types import SimpleNamespace
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-import slabscope.app.views.slab_view as slab_view_module  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.lifetime_view import LifetimeView  # noqa: E402
-from slabscope.app.views.slab_view import ALL_LANES, ONE_STEP, SlabView  # noqa: E402
+import slabscope.app.views.slab.slab_view as slab_view_module  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.lifetimes.lifetime_view import LifetimeView  # noqa: E402
+from slabscope.app.views.slab.slab_view import ALL_LANES, ONE_STEP, SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

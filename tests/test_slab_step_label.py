@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from slabscope import planner
-from slabscope.app.session import Session
-from slabscope.app.views.slab_view import ONE_STEP, SlabView
+from slabscope.app.state.session import Session
+from slabscope.app.views.slab.slab_view import ONE_STEP, SlabView
 from tests.examples import write_slow_search_trace
 
 

@@ -10,11 +10,11 @@ import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.views.byte_axis import ByteAxis, format_bytes  # noqa: E402
-from slabscope.app.views.palette import ANCESTOR, CONFLICT_OUTLINE, DESCENDANT  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.slab_lanes import slab_lanes  # noqa: E402
-from slabscope.app.views.slab_view import SlabView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.common.byte_axis import ByteAxis, format_bytes  # noqa: E402
+from slabscope.app.views.common.palette import ANCESTOR, CONFLICT_OUTLINE, DESCENDANT  # noqa: E402
+from slabscope.app.views.slab.slab_lanes import slab_lanes  # noqa: E402
+from slabscope.app.views.slab.slab_view import SlabView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 

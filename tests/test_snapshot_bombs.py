@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner.restricted_pickle import ELEMENTS_BASE, ELEMENTS_PER_BYTE, load_plain_data
-from slabscope.planner.torch_snapshot import load_snapshot, read_snapshot
+from slabscope.planner.formats.safety.restricted_pickle import (ELEMENTS_BASE, ELEMENTS_PER_BYTE,
+                                                                load_plain_data)
+from slabscope.planner.formats.torch_snapshot import load_snapshot, read_snapshot
 from tests.strategies import PICKLE_PROGRAMS as PROGRAMS
 from tests.strategies import PLAIN_DATA as PLAIN
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from slabscope import planner
 from slabscope.app.cli import main
-from slabscope.planner import torch_snapshot
-from slabscope.planner.torch_snapshot import load_snapshot
+from slabscope.planner.formats import torch_snapshot
+from slabscope.planner.formats.torch_snapshot import load_snapshot
 from tests.snapshot_builder import SnapshotBuilder, py_frame
 
 

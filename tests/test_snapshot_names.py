@@ -12,11 +12,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.buffer_details import describe_buffer  # noqa: E402
-from slabscope.app.views.lifetime_view import LifetimeView  # noqa: E402
-from slabscope.planner.snapshot_names import (ACTIVATION, OPTIMIZER_STATE, OTHER, PARAMETER,  # noqa: E402
-                                    category, is_user_file, user_site)
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.common.buffer_details import describe_buffer  # noqa: E402
+from slabscope.app.views.lifetimes.lifetime_view import LifetimeView  # noqa: E402
+from slabscope.planner.formats.snapshot_names import (ACTIVATION, OPTIMIZER_STATE, OTHER,  # noqa: E402
+                                                      PARAMETER, category, is_user_file, user_site)
 from tests.snapshot_builder import SnapshotBuilder, cpp_frame, py_frame  # noqa: E402
 
 INDUCTOR = "/tmp/torchinductor_brian/qo/cqobccgv4lplk2yyxslc4ry7xucnffl6ldkytapddm5am7y5yrhz.py"

@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner import restricted_pickle
-from slabscope.planner.pickle_prescan import proves_plain
-from slabscope.planner.restricted_pickle import ELEMENTS_BASE, ELEMENTS_PER_BYTE, load_plain_data
-from slabscope.planner.torch_snapshot import read_snapshot
+from slabscope.planner.formats.safety import restricted_pickle
+from slabscope.planner.formats.safety.pickle_prescan import proves_plain
+from slabscope.planner.formats.safety.restricted_pickle import (ELEMENTS_BASE, ELEMENTS_PER_BYTE,
+                                                                load_plain_data)
+from slabscope.planner.formats.torch_snapshot import read_snapshot
 from tests.strategies import PICKLE_PROGRAMS, PLAIN_DATA
 
 pytest.importorskip("numba", reason="the pre-scan runs only where numba compiles it")

@@ -10,8 +10,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views import live_bytes_view  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.timeline import live_bytes_view  # noqa: E402
 from slabscope.app.window import MainWindow  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 from tests.qt_waits import settled  # noqa: E402

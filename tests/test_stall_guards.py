@@ -10,9 +10,9 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.graph_panel import GraphPanel  # noqa: E402
-from slabscope.app.views.node_panel import MAX_ROWS, NodePanel  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.dag.graph_panel import GraphPanel  # noqa: E402
+from slabscope.app.views.dag.node_panel import MAX_ROWS, NodePanel  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 
 TRACE = "id,lower,upper,size\na,0,3,100\nb,1,2,50\nc,2,4,30\nd,3,5,70\n"
@@ -92,7 +92,7 @@ def test_a_step_with_many_buffers_lists_a_bounded_number(qtbot, tmp_path):
 def test_block_moves_finds_one_dragged_run_as_the_full_search_does():
     import random
 
-    from slabscope.app.views.request_list import block_moves, searched_moves
+    from slabscope.app.views.panels.request_list import block_moves, searched_moves
 
     rnd = random.Random(7)
     for _ in range(3000):

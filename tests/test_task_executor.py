@@ -13,10 +13,10 @@ from PySide6.QtTest import QTest
 from slabscope import planner
 from slabscope.app.qt import task_executor
 from slabscope.app.qt.task_executor import TaskExecutor, TaskLane
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
 from slabscope.app.state.tasks import Task
 from slabscope.app.window import MainWindow
-from slabscope.planner.cancel import Cancelled
+from slabscope.planner.support.cancel import Cancelled
 from tests.examples import RELU_UNFUSED, write_slow_search_trace
 from tests.qt_waits import settled
 

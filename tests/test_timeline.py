@@ -8,9 +8,9 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 from slabscope import gpu
 from slabscope import planner
 from slabscope.app.qt.run_worker import RunController
-from slabscope.app.views.run_actions import install_run_actions
-from slabscope.app.session import Session
-from slabscope.app.views.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
+from slabscope.app.state.session import Session
+from slabscope.app.views.panels.run_actions import install_run_actions
+from slabscope.app.views.timeline.timeline_view import EMPTY_TEXT, TimelineView, timeline_rows
 from tests.examples import EXAMPLES, RELU_UNFUSED
 
 DIAMOND_EXEC = EXAMPLES / "diamond_exec.json"

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
-from slabscope.planner import minimalloc_csv
-from slabscope.planner.graph import Graph
-from slabscope.planner.graph_file import default_conflicts
-from slabscope.planner.serial_model import serial_schedule
-from slabscope.planner.lazy_sequence import Lazy
-from slabscope.planner.timeline_graph import TimelineGraph, timeline_graph
+from slabscope.planner.conflicts.conflict_model import default_conflicts
+from slabscope.planner.conflicts.serial_model import serial_schedule
+from slabscope.planner.formats import minimalloc_csv
+from slabscope.planner.model.graph import Graph
+from slabscope.planner.model.lazy_sequence import Lazy
+from slabscope.planner.model.timeline_graph import TimelineGraph, timeline_graph
 
 
 @st.composite

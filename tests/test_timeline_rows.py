@@ -11,8 +11,8 @@ import pytest  # noqa: E402
 
 from slabscope import gpu  # noqa: E402
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.timeline_view import ROW_PIXELS, TimelineView, kernel_groups, timeline_rows  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.timeline.timeline_view import ROW_PIXELS, TimelineView, kernel_groups, timeline_rows  # noqa: E402
 from slabscope.gpu.report import spread  # noqa: E402
 
 

@@ -17,9 +17,9 @@ from torch import nn  # noqa: E402
 from torch.multiprocessing.reductions import StorageWeakRef  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.planner import aten_aliases  # noqa: E402
-from slabscope.planner.torch_export_import import SCALAR_TYPES, view_strides  # noqa: E402
 from slabscope.planner import torch_trace  # noqa: E402
+from slabscope.planner.formats import aten_aliases  # noqa: E402
+from slabscope.planner.formats.torch_export_import import SCALAR_TYPES, view_strides  # noqa: E402
 from slabscope.planner.torch_trace import trace  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "pt2"))

@@ -9,7 +9,7 @@ import pytest
 
 from slabscope import planner
 from slabscope.app.cli import main
-from slabscope.planner.torch_snapshot import AllocatorTrace, load_snapshot
+from slabscope.planner.formats.torch_snapshot import AllocatorTrace, load_snapshot
 from tests.examples import RELU_UNFUSED
 from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder, py_frame, tiny
 
@@ -243,8 +243,8 @@ def test_device_option_is_for_snapshots_only(capsys):
 
 
 def test_hover_text_shows_the_stack_address_and_stream():
-    from slabscope.app.session import Session
-    from slabscope.app.views.buffer_details import describe_buffer, describe_buffer_line
+    from slabscope.app.state.session import Session
+    from slabscope.app.views.common.buffer_details import describe_buffer, describe_buffer_line
 
     session = Session()
     session.set_graph(planner.load(TINY_SNAPSHOT), TINY_SNAPSHOT)
@@ -259,8 +259,8 @@ def test_hover_text_shows_the_stack_address_and_stream():
 
 
 def test_hover_text_of_other_graphs_has_no_allocator_facts():
-    from slabscope.app.session import Session
-    from slabscope.app.views.buffer_details import describe_buffer
+    from slabscope.app.state.session import Session
+    from slabscope.app.views.common.buffer_details import describe_buffer
 
     session = Session()
     session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
@@ -271,8 +271,8 @@ def test_hover_text_of_other_graphs_has_no_allocator_facts():
 def test_inspector_name_tooltip_is_the_stack(qtbot):
     from PySide6.QtCore import Qt
 
-    from slabscope.app.session import Session
-    from slabscope.app.views.inspector import COLUMNS, BufferTableModel
+    from slabscope.app.state.session import Session
+    from slabscope.app.views.panels.inspector import COLUMNS, BufferTableModel
 
     session = Session()
     session.set_graph(planner.load(TINY_SNAPSHOT), TINY_SNAPSHOT)

@@ -10,10 +10,10 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QWidget
 
 from slabscope import planner
-from slabscope.app.session import Session
-from slabscope.app.views.dag_view import LEGEND_MARGIN, NODE_HEIGHT, DagView
-from slabscope.app.views.request_list import RequestList, shown_name
-from slabscope.app.views.slab_view import SlabView
+from slabscope.app.state.session import Session
+from slabscope.app.views.dag.dag_view import LEGEND_MARGIN, NODE_HEIGHT, DagView
+from slabscope.app.views.panels.request_list import RequestList, shown_name
+from slabscope.app.views.slab.slab_view import SlabView
 from tests.examples import RELU_UNFUSED
 
 

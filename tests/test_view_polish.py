@@ -10,8 +10,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.lifetime_view import STEP_FIT_PIXELS, LifetimeView  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.lifetimes.lifetime_view import STEP_FIT_PIXELS, LifetimeView  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 from tests.held_executor import HeldExecutor  # noqa: E402
 
@@ -42,7 +42,7 @@ def write_trace(path, count: int):
 
 
 def test_the_request_list_says_what_it_waits_for_and_then_lists_the_requests(qtbot, tmp_path):
-    from slabscope.app.views.request_list import RequestList
+    from slabscope.app.views.panels.request_list import RequestList
 
     session = Session()
     executor = HeldExecutor()
@@ -115,7 +115,7 @@ def transformer_graph(tmp_path, layers: int):
 def slab_bar(qtbot, width: int, height: int, graph=None, path=None):
     """A slab bar of `width` x `height` pixels; given a graph, it is planned before the bar
     exists (as an export builds it) rather than after it is on screen."""
-    from slabscope.app.views.slab_view import SlabView
+    from slabscope.app.views.slab.slab_view import SlabView
 
     session = Session()
     if graph is not None:
@@ -129,8 +129,8 @@ def slab_bar(qtbot, width: int, height: int, graph=None, path=None):
 
 
 def test_the_slab_bar_chooses_lanes_or_one_step_from_pixels(qtbot, tmp_path):
-    from slabscope.app.views.slab_lanes import MIN_LANE_PIXELS
-    from slabscope.app.views.slab_view import ALL_LANES, ONE_STEP, SECTION_LANES
+    from slabscope.app.views.slab.slab_lanes import MIN_LANE_PIXELS
+    from slabscope.app.views.slab.slab_view import ALL_LANES, ONE_STEP, SECTION_LANES
 
     graph, path = transformer_graph(tmp_path, 4)
     # The same 24-lane plan: legible lanes in a tall bar, slivers in a short one.
@@ -162,7 +162,7 @@ def test_the_slab_bar_chooses_lanes_or_one_step_from_pixels(qtbot, tmp_path):
     chosen = Session()
     chosen.set_graph(graph, path)
     chosen.view.slab = "lanes"  # as a session file or `export --slab-view lanes` sets it
-    from slabscope.app.views.slab_view import SlabView
+    from slabscope.app.views.slab.slab_view import SlabView
 
     kept = SlabView(chosen)
     qtbot.addWidget(kept)
@@ -173,7 +173,7 @@ def test_the_slab_bar_chooses_lanes_or_one_step_from_pixels(qtbot, tmp_path):
 
 
 def test_a_wide_transformers_hairline_lanes_open_at_one_step_in_any_bar(qtbot, tmp_path):
-    from slabscope.app.views.slab_view import ONE_STEP
+    from slabscope.app.views.slab.slab_view import ONE_STEP
 
     from slabscope.gpu.generators import transformer, write_graph
 

@@ -12,9 +12,9 @@ from PySide6.QtGui import QImage  # noqa: E402
 from slabscope import planner  # noqa: E402
 from slabscope.app.cli import main  # noqa: E402
 from slabscope.app.render import build_view  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.lifetime_view import PLANNED, PYTORCH  # noqa: E402
-from slabscope.app.views.slab_view import ONE_STEP  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.lifetimes.lifetime_view import PLANNED, PYTORCH  # noqa: E402
+from slabscope.app.views.slab.slab_view import ONE_STEP  # noqa: E402
 from slabscope.app.window import MainWindow  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 from tests.snapshot_builder import TINY_SNAPSHOT  # noqa: E402

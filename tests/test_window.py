@@ -13,8 +13,8 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from slabscope.app import cli
-from slabscope.app.views.inspector import COLUMNS
-from slabscope.app.session import Session
+from slabscope.app.state.session import Session
+from slabscope.app.views.panels.inspector import COLUMNS
 from slabscope.app.window import MainWindow
 from tests.examples import DIAMOND, RELU_UNFUSED
 from tests.qt_waits import settled

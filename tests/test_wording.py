@@ -8,11 +8,11 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from slabscope import planner  # noqa: E402
-from slabscope.app.session import Session  # noqa: E402
-from slabscope.app.views.busy_overlay import BusyOverlay  # noqa: E402
-from slabscope.app.views.inspector import Inspector  # noqa: E402
-from slabscope.app.views.lifetime_view import LifetimeView  # noqa: E402
-from slabscope.app.views.timeline_view import EMPTY_TEXT  # noqa: E402
+from slabscope.app.state.session import Session  # noqa: E402
+from slabscope.app.views.common.busy_overlay import BusyOverlay  # noqa: E402
+from slabscope.app.views.lifetimes.lifetime_view import LifetimeView  # noqa: E402
+from slabscope.app.views.panels.inspector import Inspector  # noqa: E402
+from slabscope.app.views.timeline.timeline_view import EMPTY_TEXT  # noqa: E402
 from slabscope.app.window import MainWindow  # noqa: E402
 from tests.examples import RELU_UNFUSED  # noqa: E402
 from tests.held_executor import HeldExecutor  # noqa: E402

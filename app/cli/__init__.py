@@ -37,7 +37,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         """Print `prog: error: message` and exit 2, as argparse does, without the usage."""
-        from slabscope.planner.input_limits import one_line
+        from slabscope.planner.formats.safety.input_limits import one_line
 
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} "
                                   f"(see {self.prog} --help)\n")
@@ -59,7 +59,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings (what an import had to guess) as one line, without the source location."""
-    from slabscope.planner.input_limits import one_line
+    from slabscope.planner.formats.safety.input_limits import one_line
 
     print(f"slabscope: warning: {one_line(str(message))}", file=sys.stderr)
 
@@ -70,7 +70,7 @@ MESSAGE_LIMIT = 1_000
 
 def _message(exc: Exception) -> str:
     """The error as one printable line of at most about `MESSAGE_LIMIT` characters."""
-    from slabscope.planner.input_limits import one_line
+    from slabscope.planner.formats.safety.input_limits import one_line
 
     text = one_line(str(exc))
     if len(text) <= MESSAGE_LIMIT:

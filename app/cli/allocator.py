@@ -12,8 +12,8 @@ import argparse
 import json
 
 from slabscope import planner
-from slabscope.planner.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
-from slabscope.planner.caching_allocator import AllocatorSettings
+from slabscope.planner.allocator.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
+from slabscope.planner.allocator.caching_allocator import AllocatorSettings
 
 # Sizes of created segments printed in the text summary (JSON lists them all).
 SIZES_SHOWN = 24

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from slabscope import planner
-from slabscope.planner.atomic_write import check_outputs
+from slabscope.planner.support.atomic_write import check_outputs
 
 from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
@@ -108,7 +108,7 @@ def run(args) -> int:
         from PySide6.QtGui import QImageReader
 
         from slabscope.app.render import DEFAULT_SIZES, ensure_application, export_view
-        from slabscope.app.session import Session
+        from slabscope.app.state.session import Session
 
         work.token.report("planning and drawing")
         app = ensure_application()

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     """Generate the graph and write it; bad sizes are a PlanError for the dispatcher."""
     from slabscope.gpu.generators import mlp, transformer, write_graph
-    from slabscope.planner.atomic_write import check_outputs
+    from slabscope.planner.support.atomic_write import check_outputs
 
     check_outputs([], [("output", args.output)])  # a FIFO or a folder, before generating
     if args.kind == "mlp":

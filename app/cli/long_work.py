@@ -19,9 +19,9 @@ import time
 from contextlib import contextmanager
 
 from slabscope import planner
-from slabscope.planner.atomic_write import discard_pending
-from slabscope.planner.cancel import Cancelled, CancelToken
-from slabscope.planner.input_limits import one_line
+from slabscope.planner.formats.safety.input_limits import one_line
+from slabscope.planner.support.atomic_write import discard_pending
+from slabscope.planner.support.cancel import Cancelled, CancelToken
 
 from slabscope.app.cli.options import seconds
 

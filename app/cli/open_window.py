@@ -27,7 +27,7 @@ def run(args) -> int:
     from slabscope import planner
     from slabscope.app.icon import application_icon
     from slabscope.app.qt_binding import require_sound_binding
-    from slabscope.app.session import Session
+    from slabscope.app.state.session import Session
     from slabscope.app.state.session_file import read_session
     from slabscope.app.window import SESSION_SUFFIX, MainWindow
 

@@ -6,12 +6,12 @@ import argparse
 import json
 
 from slabscope import planner
-from slabscope.planner.atomic_write import check_outputs
-from slabscope.planner.cancel import NEVER, CancelToken
-from slabscope.planner.input_limits import one_line
-from slabscope.planner.lazy_trace import reuses_by_name
-from slabscope.planner.minimalloc_csv import write_minimalloc_csv
-from slabscope.planner.torch_snapshot import load_snapshot
+from slabscope.planner.formats.minimalloc_csv import write_minimalloc_csv
+from slabscope.planner.formats.safety.input_limits import one_line
+from slabscope.planner.formats.torch_snapshot import load_snapshot
+from slabscope.planner.placement.lazy_trace import reuses_by_name
+from slabscope.planner.support.atomic_write import check_outputs
+from slabscope.planner.support.cancel import NEVER, CancelToken
 
 from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options

@@ -7,7 +7,7 @@ import json
 import sys
 
 from slabscope import planner
-from slabscope.planner.input_limits import one_line
+from slabscope.planner.formats.safety.input_limits import one_line
 
 from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
 from slabscope.app.cli.plan import split_order

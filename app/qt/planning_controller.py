@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject
 
 from slabscope.app.qt.task_executor import TaskLane
 from slabscope.app.state.tasks import Task
-from slabscope.planner.cancel import CancelToken
+from slabscope.planner.support.cancel import CancelToken
 
 KIND = "plan"
 
@@ -37,7 +37,7 @@ def warm_up_kernels(token: CancelToken) -> None:
     from slabscope import planner
 
     try:
-        from slabscope.planner.search import warm_up
+        from slabscope.planner.placement.search import warm_up
     except ImportError:
         warm_up = None
     if warm_up is not None:

@@ -25,17 +25,17 @@ from typing import Callable
 from psygnal import Signal
 
 from slabscope import planner
-from slabscope.planner.atomic_write import check_outputs, write_atomic
-from slabscope.planner.cancel import Cancelled, CancelToken
+from slabscope.planner.support.atomic_write import check_outputs, write_atomic
+from slabscope.planner.support.cancel import Cancelled, CancelToken
 
 from slabscope.app.state.heap import freeze_large
+from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.state.selection import Selection
 from slabscope.app.state.session_file import (SESSION_FORMAT, SESSION_VERSION, GraphOutsideSession,
-                                    read_session)
+                                              read_session)
 from slabscope.app.state.tasks import Executor, ImmediateExecutor, Task
 from slabscope.app.state.undo import UndoCommand, UndoStack
 from slabscope.app.state.view_settings import ViewSettings
-from slabscope.app.state.identity_cache import IdentityCache
 
 DEFAULT_BUDGET = 2.0
 UNDO_LIMIT = 100  # each step may keep a plan of every buffer

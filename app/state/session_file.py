@@ -17,8 +17,8 @@ from pathlib import Path
 
 from slabscope import planner
 from slabscope.app.state.view_settings import ViewSettings, view_settings_from
-from slabscope.planner.cancel import NEVER, Cancelled, CancelToken
-from slabscope.planner.input_limits import check_u64, quoted, read_json
+from slabscope.planner.formats.safety.input_limits import check_u64, quoted, read_json
+from slabscope.planner.support.cancel import NEVER, Cancelled, CancelToken
 
 SESSION_FORMAT = "slabscope-session"
 SESSION_VERSION = 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from slabscope.planner.cancel import Cancelled, CancelToken
+from slabscope.planner.support.cancel import Cancelled, CancelToken
 
 
 @dataclass

@@ -1,0 +1,904 @@
+"""The DAG panel: a layered drawing of the graph's nodes, with hover highlights.
+
+Hovering a node colours its ancestors and descendants, dims the rest and tells the session, so
+the other panels highlight the buffers that node uses; hovering or selecting a buffer elsewhere
+colours that buffer's uses here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene,
+                               QGraphicsView, QMenu, QStackedWidget)
+
+from slabscope.app.state.heap import freeze_large
+from slabscope.app.views.common import palette
+from slabscope.app.views.dag.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
+from slabscope.app.views.dag.dag_fold_layout import FoldLayouts
+from slabscope.app.views.dag.dag_folding import Folding, fold, toggled
+from slabscope.app.views.dag.dag_minimap import DagMinimap
+from slabscope.app.views.dag.dag_prepared import (DEFAULT_ASPECT, DrawingPreparer, elide as _elide,
+                                                  label_fonts, prepare_dag, prepared_dag)
+from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
+
+TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
+SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
+NO_PEN = QPen(Qt.PenStyle.NoPen)  # one pen for every node item (made from the enum per item)
+ZOOM_STEP = 1.25
+MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
+FIRST_NODES = 200             # node items added at once (~6 ms); a larger graph's come in slices
+SLICE_NODES = 50              # node items added between two looks at the clock
+SLICE_SECONDS = 0.02          # GUI time one slice of node items may take
+EDGE_MARGIN = 12.0            # scene units round an edge band's control points: its arrowheads, pen
+HIGHLIGHT_WIDTH = 2.2         # pixels of an ancestor or descendant edge
+THIN_EDGES = 300              # past this many edges, zoomed-out edges are drawn faint and thin
+THIN_SCALE = 0.3              # ... below this zoom
+
+NODE_FILL = QColor("#ECEFF4")
+TEXT_COLOR = QColor("#1D2330")
+SELECTED_BORDER = QColor("#111111")
+CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
+BACKGROUND = QColor("#FFFFFF")
+LEGEND_MARGIN = 10            # pixels between the colour key and the view's edges
+LEGEND = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered node or buffer uses"),
+          (palette.DESCENDANT, "descendants"))
+
+
+class NodeItem(QGraphicsRectItem):
+    """One node's box and label; its colour comes from the view's current highlight.
+
+    A rectangle item only for its bounds and shape, which Qt then answers without calling
+    Python (the scene asks for them tens of thousands of times on a large graph)."""
+
+    def __init__(self, view: "DagView", index: int, name: str, op: str | None, width: float):
+        super().__init__(-width / 2 - 2, -NODE_HEIGHT / 2 - 2, width + 4, NODE_HEIGHT + 4)
+        self.setPen(NO_PEN)
+        self.view, self.index, self.name = view, index, name
+        self.box = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
+        self.label = _elide(name)
+        self.label_room = 0.0  # scene width an exported label may take, centred on the box
+        # The op is worth a second line only when the name does not already say it.
+        self.op_label = _elide(op) if op and op != name else ""
+        self.setAcceptHoverEvents(True)
+        self.setZValue(1)
+        # While boxes are too small for a label, their band draws them all (`NodeBand`).
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, view.boxes_banded)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        fill, border, text = self.view.node_colours(self.index)
+        detail = option.levelOfDetailFromTransform(painter.worldTransform())
+        if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS:
+            # Too small for corners or a border to show: a plain box in the border's colour.
+            painter.fillRect(self.box, self.view.plain_colour(self.index))
+            return
+        selected = self.index == self.view.selected_index
+        painter.setPen(QPen(SELECTED_BORDER if selected else border, 3.0 if selected else 1.5))
+        painter.setBrush(fill)
+        painter.drawRoundedRect(self.box, 6, 6)
+        if detail < TEXT_MIN_SCALE and self.view._exporting:
+            # A picture has no zoom to read labels by: draw the name at the least legible size,
+            # cut to the room it has.
+            font = QFont(self.view.label_font)
+            font.setPointSizeF(font.pointSizeF() * TEXT_MIN_SCALE / detail)
+            painter.setFont(font)
+            # The label may pass its box into the room beside it (`_give_labels_room`).
+            room = max(self.box.width() - 4, self.label_room)
+            label = QFontMetrics(font).elidedText(self.name, Qt.TextElideMode.ElideRight,
+                                                  int(room))
+            wide = QFontMetrics(font).horizontalAdvance(label) + 4
+            if wide > self.box.width():  # the box grows round its label
+                area = QRectF(self.box.center().x() - wide / 2, self.box.top(), wide,
+                              self.box.height())
+                painter.drawRoundedRect(area, 6, 6)
+            else:
+                area = self.box
+            painter.setPen(text)
+            painter.drawText(area, Qt.AlignmentFlag.AlignCenter, label)
+            return
+        if detail >= TEXT_MIN_SCALE:
+            painter.setPen(text)
+            painter.setFont(self.view.label_font)
+            if not self.op_label:
+                painter.drawText(self.box, Qt.AlignmentFlag.AlignCenter, self.label)
+                return
+            top, bottom = QRectF(self.box), QRectF(self.box)
+            top.setBottom(self.box.center().y() + 1)
+            bottom.setTop(self.box.center().y() + 1)
+            painter.drawText(top, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, self.label)
+            faded = QColor(text)
+            faded.setAlphaF(faded.alphaF() * 0.6)
+            painter.setPen(faded)
+            painter.setFont(self.view.op_font)
+            painter.drawText(bottom, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, self.op_label)
+
+    def hoverEnterEvent(self, event) -> None:
+        if not self.toolTip():  # written when first needed: 10,000 of them cost a stall up front
+            self.setToolTip(self.view.tooltip(self.index))
+        self.view.hover_item(self, True)
+
+    def hoverLeaveEvent(self, event) -> None:
+        self.view.hover_item(self, False)
+
+
+class NodeBand(QGraphicsItem):
+    """The boxes of one band of layers, drawn together while the zoom leaves them too small
+    for corners or labels: one call per colour instead of one item's paint per node."""
+
+    def __init__(self, view: "DagView", indices: tuple[int, ...], boxes: list[QRectF],
+                 bounds: QRectF):
+        super().__init__()
+        self.view, self.indices, self.boxes = view, indices, boxes
+        self.bounds = bounds.adjusted(-2, -2, 2, 2)  # `bounds`: the boxes', from the worker
+        self.setZValue(1)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # the node items take the pointer
+
+    def boundingRect(self) -> QRectF:
+        return self.bounds
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        if not self.view.boxes_banded:
+            return
+        painter.setPen(Qt.PenStyle.NoPen)
+        colours, keys = self.view.plain_colours()
+        if not keys:
+            painter.setBrush(colours[0])
+            painter.drawRects(self.boxes)
+            return
+        groups: list[list[QRectF]] = [[] for _ in colours]
+        for i, box in zip(self.indices, self.boxes):
+            groups[keys.get(i, 0)].append(box)
+        for colour, boxes in zip(colours, groups):
+            if boxes:
+                painter.setBrush(colour)
+                painter.drawRects(boxes)
+
+
+class EdgePathItem(QGraphicsPathItem):
+    """A path item whose bounds are its path's control points plus a margin: a stock path item
+    strokes the whole path to find its bounds, which for thousands of curves takes longer than
+    drawing them."""
+
+    def __init__(self):
+        super().__init__()
+        self._bounds = QRectF()
+
+    def setPath(self, path: QPainterPath) -> None:
+        self.prepareGeometryChange()
+        self._bounds = path.controlPointRect().adjusted(-EDGE_MARGIN, -EDGE_MARGIN,
+                                                        EDGE_MARGIN, EDGE_MARGIN)
+        super().setPath(path)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        shape = QPainterPath()
+        shape.addRect(self._bounds)  # edges take no clicks: the nodes do
+        return shape
+
+
+class EdgeLayer:
+    """Edges drawn in one colour, one path item per band of layers, so that the scene's index
+    skips the bands out of view instead of stroking every edge of a large graph on each paint."""
+
+    def __init__(self, scene: QGraphicsScene, colour: QColor, width: float, z: float,
+                 cached: bool = True):
+        self.scene, self.colour, self.width, self.z = scene, colour, width, z
+        self.cached = cached
+        self.items: dict[int, QGraphicsPathItem] = {}
+        self.alpha, self.thinning = 255, 1.0
+
+    def show(self, banded_paths) -> None:
+        """Draw exactly these `(band, path)` edges."""
+        merged: dict[int, QPainterPath] = {}
+        for band, path in banded_paths:
+            merged.setdefault(band, QPainterPath()).addPath(path)
+        self.show_bands(merged)
+
+    def show_bands(self, merged: dict[int, QPainterPath]) -> None:
+        """Draw exactly these edges, already merged into one path per band."""
+        for band in set(self.items) - set(merged):
+            self.scene.removeItem(self.items.pop(band))
+        for band, path in merged.items():
+            if band not in self.items:
+                item = EdgePathItem()
+                pen = QPen(self.colour, self.width if self.thinning == 1.0 else 0.6)
+                pen.setCosmetic(True)  # stays one line wide however far the user zooms out
+                item.setPen(pen)
+                item.setOpacity(self.alpha / 255 * self.thinning)
+                item.setZValue(self.z)
+                # Antialiased curves are costly to stroke; a cached pixmap survives hover repaints
+                # (highlight layers change their paths on every hover, so caching them only costs).
+                if self.cached:
+                    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+                self.scene.addItem(item)
+                self.items[band] = item
+            self.items[band].setPath(path)
+
+    def set_alpha(self, alpha: int) -> None:
+        """Fade (or restore) every edge of this layer (by opacity, which keeps the cached pixmap)."""
+        self.alpha = alpha
+        for item in self.items.values():
+            item.setOpacity(alpha / 255 * self.thinning)
+
+    def set_width(self, width: float) -> None:
+        """Stroke the edges `width` pixels wide from now on."""
+        if width == self.width:
+            return
+        self.width = width
+        for item in self.items.values():
+            pen = item.pen()
+            pen.setWidthF(width if self.thinning == 1.0 else 0.6)
+            item.setPen(pen)
+
+    def set_thin(self, thin: bool) -> None:
+        """Draw the edges faint and hairline (many edges, zoomed out) or at their full weight."""
+        thinning = 0.45 if thin else 1.0
+        if thinning == self.thinning:
+            return
+        self.thinning = thinning
+        for item in self.items.values():
+            pen = item.pen()
+            pen.setWidthF(0.6 if thin else self.width)
+            item.setPen(pen)
+        self.set_alpha(self.alpha)
+
+
+class DagView(QGraphicsView):
+    """The session's graph as layered boxes and arrows; wheel or +/- zooms, drag or arrows pan,
+    0 fits the graph in view."""
+
+    def __init__(self, session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.label_font, self.op_font = label_fonts()
+        self.setScene(QGraphicsScene(self))
+        self.setBackgroundBrush(BACKGROUND)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        # The overview replaces scroll bars (which would also end up in exported pictures).
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.minimap = DagMinimap(self)
+        self._exporting = False
+        self._items: list[NodeItem] = []
+        self._drawn: DrawnDag | None = None
+        self._edge_paths: tuple[tuple[int, int, int, QPainterPath], ...] = ()  # src, dst, band, path
+        self._node_buffers: tuple[tuple[str, ...], ...] = ()
+        self._widths: tuple[float, ...] = ()
+        self._pending = 0            # index of the next node item to add (all added: its count)
+        self._build_timer = QTimer(self)
+        self._build_timer.setInterval(1)  # not 0: a zero timer may run again before the window repaints
+        self._build_timer.timeout.connect(self._add_slice)
+        self._user_zoomed = False    # the user zoomed or went to a node since the last fit
+        self._bands: list[NodeBand] = []
+        self.boxes_banded = False    # boxes too small for labels: drawn by band, not by node
+        self._plain: tuple[list[QColor], dict[int, int]] | None = None  # see plain_colours
+        # Folded into groups (None: every node drawn); a hovered group is this view's alone,
+        # since the session's hover names real nodes.
+        self._folding: Folding | None = None
+        self._folded_prepared = None   # (folding, its PreparedDag)
+        self._fold_layouts = FoldLayouts(self)  # an opened group is laid out off this thread
+        self._fold_layouts.sigReady.connect(self._fold_laid_out)
+        self._hovered_group: int | None = None
+        self._ancestors: set[int] = set()
+        self._descendants: set[int] = set()
+        self._uses: set[int] = set()
+        self._hovered: int | None = None
+        self._base_edges = EdgeLayer(self.scene(), EDGE_COLOR, 1.2, -1)
+        self._ancestor_edges = EdgeLayer(self.scene(), palette.ANCESTOR, HIGHLIGHT_WIDTH, 0.5,
+                                         cached=False)
+        self._descendant_edges = EdgeLayer(self.scene(), palette.DESCENDANT, HIGHLIGHT_WIDTH, 0.5,
+                                           cached=False)
+        # Laid out and drawn by the loading worker, for the shape this view last had.
+        self._preparer = next((p for p in session.prepare_graphs if isinstance(p, DrawingPreparer)),
+                              None)
+        if self._preparer is None:
+            self._preparer = DrawingPreparer()
+            session.prepare_graphs.append(self._preparer)
+        session.sigGraphChanged.connect(self.rebuild)
+        session.sigHoverNode.connect(self._refresh_highlight)
+        session.sigHoverBuffer.connect(self._refresh_highlight)
+        session.sigSelectionChanged.connect(self._refresh_highlight)
+        session.selection_model.sigNodeSelected.connect(self._node_selected)
+        session.selection_model.sigReveal.connect(self.reveal)
+        self.selected_index: int | None = None
+        self.skipped_chain = False
+        self._stale = False  # the graph was not drawn: the page was behind the live bytes
+        self._press_at = None
+        if session.graph is not None:
+            self.rebuild()
+
+    # --- queries for tests and other code --------------------------------------------------
+
+    def highlighted_ancestors(self) -> set[str]:
+        """Names of the nodes (or groups) drawn as ancestors of the hovered node."""
+        return {self.shown_graph().nodes[i].name for i in self._ancestors}
+
+    def highlighted_descendants(self) -> set[str]:
+        """Names of the nodes (or groups) drawn as descendants of the hovered node."""
+        return {self.shown_graph().nodes[i].name for i in self._descendants}
+
+    def highlighted_uses(self) -> set[str]:
+        """Names of the nodes (or groups) drawn as uses of the hovered or selected buffer."""
+        return {self.shown_graph().nodes[i].name for i in self._uses}
+
+    def shown_graph(self):
+        """The graph drawn: the session's, or its folded form."""
+        return self._folding.graph if self._folding is not None else self.session.graph
+
+    @property
+    def folding(self) -> Folding | None:
+        """The groups drawn folded and opened, or None when every node is drawn."""
+        return self._folding
+
+    def _drawn_index(self, name: str | None) -> int | None:
+        """The drawn node showing node (or group) `name`: a folded node's group."""
+        shown, graph = self.shown_graph(), self.session.graph
+        if name is None or shown is None:
+            return None
+        if name in shown.node_index:
+            return shown.node_index[name]
+        if self._folding is not None and name in graph.node_index:
+            return self._folding.drawn_of[graph.node_index[name]]
+        return None
+
+    @property
+    def building(self) -> bool:
+        """Whether node items are still being added (a large graph's arrive in slices), or an
+        opened or closed group is being laid out."""
+        return self._build_timer.isActive() or self._fold_layouts.pending
+
+    def simulate_hover(self, name: str | None) -> None:
+        """Do what moving the pointer onto node `name` (None: off every node) does."""
+        self.session.hover_node(name)
+
+    def node_position(self, name: str) -> QPointF:
+        """The scene position of node `name`'s centre (of its group's, when that is folded)."""
+        i = self._drawn_index(name)
+        if i is None:
+            raise KeyError(name)
+        return QPointF(self._drawn.x[i], self._drawn.y[i])
+
+    # --- building ------------------------------------------------------------------------
+
+    def rebuild(self) -> None:
+        """Lay out the session's graph from scratch and fit it in view.
+
+        Edges, bounds and the overview arrive drawn by the loading worker; node items are added
+        at once for a small graph, and for a large one the rest in slices from a timer, so that
+        the window never stops answering for long.
+        """
+        self._build_timer.stop()
+        scene = self.scene()
+        for item in self._items + self._bands:
+            scene.removeItem(item)
+        self._items, self._bands, self._edge_paths, self._drawn, self._pending = [], [], (), None, 0
+        self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
+        self._hovered_group = None
+        if self._folding is not None and self._folding.source is not self.session.graph:
+            # A new graph is folded too, every group closed (a chain of time steps is not drawn).
+            self._fold_layouts.cancel()
+            new = self.session.graph
+            self._folding = fold(new) if new is not None and prepared_dag(new) is not None else None
+        graph = self.shown_graph()
+        self.selected_index = self._drawn_index(self.session.selection_model.node)
+        self.skipped_chain = False
+        if graph is None:
+            scene.setSceneRect(QRectF())
+            self._base_edges.show_bands({})
+            self.minimap.rebuild(None)
+            return
+        self._stale = self._behind_live_bytes()
+        if self._stale:
+            # The central panel shows a chain of time steps as live bytes: the nodes are added
+            # when this page comes forward, not on the GUI thread's turn that shows the graph.
+            scene.setSceneRect(QRectF())
+            self._base_edges.show_bands({})
+            self.minimap.rebuild(None)
+            return
+        prepared = self._prepared()
+        self.skipped_chain = prepared is None
+        if self.skipped_chain:
+            # Tens of thousands of time steps in a line say nothing (the central panel shows
+            # live bytes instead) and would take seconds to lay out.
+            scene.setSceneRect(QRectF())
+            self.minimap.rebuild(None)
+            self._base_edges.show_bands({})
+            self.viewport().update()
+            return
+        # A deep, narrow graph is wrapped into columns so that Fit shows its shape, not a line.
+        drawn = prepared.drawing(prepared.columns_for(self._aspect()))
+        self._drawn, self._widths = drawn, prepared.widths
+        real = prepared_dag(self.session.graph) if self._folding is not None else prepared
+        self._node_buffers = real.uses
+        self._edge_paths = drawn.edges
+        self._base_edges.show_bands(drawn.bands)
+        self._ancestor_edges.show([])
+        self._descendant_edges.show([])
+        self._base_edges.set_alpha(255)
+        for key, (indices, boxes) in drawn.boxes.items():
+            band = NodeBand(self, indices, boxes, drawn.box_bounds[key])
+            scene.addItem(band)
+            self._bands.append(band)
+        scene.setSceneRect(drawn.bounds)
+        self.minimap.rebuild(drawn.thumbnail)
+        self.fit()
+        self._add_nodes(FIRST_NODES)
+        if self._pending < len(graph.nodes):
+            self._build_timer.start()
+        self._refresh_highlight()
+
+    def _behind_live_bytes(self) -> bool:
+        """Whether the central panel (a `GraphPanel`, which hears of a new graph after this
+        view) shows live bytes instead: it does for a chain of time steps."""
+        graph = self.session.graph
+        return isinstance(self.parentWidget(), QStackedWidget) and graph is not None \
+            and graph_is_time_chain(graph)
+
+    def showEvent(self, event) -> None:
+        if self._stale and not self._behind_live_bytes():
+            self.rebuild()
+        super().showEvent(event)
+
+    def _prepared(self):
+        """The drawn graph's widths and layout: the loading worker's for the session's graph
+        (computed here only for a graph set without loading); made here for a folded one."""
+        if self._folding is None:
+            return prepared_dag(self.session.graph)
+        if self._folded_prepared is None or self._folded_prepared[0] is not self._folding:
+            self._folded_prepared = (self._folding, prepare_dag(self._folding.graph))
+        return self._folded_prepared[1]
+
+    def _aspect(self) -> float:
+        view = self.viewport().size()
+        return view.width() / view.height() if view.height() > 50 else DEFAULT_ASPECT
+
+    def _add_nodes(self, count: int) -> None:
+        """Add the next `count` node items (fewer at the end)."""
+        graph, drawn, scene = self.shown_graph(), self._drawn, self.scene()
+        stop = min(self._pending + count, len(graph.nodes))
+        for i in range(self._pending, stop):
+            node = graph.nodes[i]
+            item = NodeItem(self, i, node.name, node.op, self._widths[i])
+            item.setPos(drawn.x[i], drawn.y[i])
+            scene.addItem(item)
+            self._items.append(item)
+        self._pending = stop
+
+    def _add_slice(self) -> None:
+        """One timer tick's share of a large graph's node items."""
+        start = time.perf_counter()
+        total = len(self.shown_graph().nodes) if self.shown_graph() is not None else 0
+        while self._pending < total and time.perf_counter() - start < SLICE_SECONDS:
+            self._add_nodes(SLICE_NODES)
+        if self._pending >= total:
+            self._build_timer.stop()
+            freeze_large(self.session.graph)  # the collector need not walk these items again
+
+    def finish_building(self) -> None:
+        """Add every node item not added yet, now (a picture must show the whole graph)."""
+        if self.building:
+            self._build_timer.stop()
+            self._add_nodes(len(self.shown_graph().nodes))
+
+    def tooltip(self, index: int) -> str:
+        """Drawn node `index`'s name, op and the buffers it uses (a group's size and ops)."""
+        folding = self._folding
+        if folding is not None and folding.is_group(index):
+            ops = Counter(self.session.graph.nodes[v].op or "?" for v in folding.members[index])
+            shown = ", ".join(f"{op} ×{n}" for op, n in ops.most_common(6))
+            return (f"{folding.graph.nodes[index].name}: a group of {len(folding.members[index]):,} "
+                    f"nodes ({shown}{', …' if len(ops) > 6 else ''})\ndouble-click to open it")
+        if folding is not None:
+            index = folding.members[index][0]
+        node = self.session.graph.nodes[index]
+        buffers = self._node_buffers[index]
+        shown = ", ".join(buffers[:12]) + (f" and {len(buffers) - 12} more" if len(buffers) > 12 else "")
+        op = f" ({node.op})" if node.op else ""
+        return f"{node.name}{op}\nuses: {shown or 'no buffers'}"
+
+    # --- highlight -----------------------------------------------------------------------
+
+    def plain_colours(self) -> tuple[list[QColor], dict[int, int]]:
+        """The colours of boxes too small for a border, and for each node not in the first
+        colour, the index of its colour (worked out once per highlight, a set at a time:
+        the ancestors of a late node are nearly the whole graph)."""
+        if self._plain is None:
+            colours, keys = [self.plain_colour(-1)], {}
+            hovered = {self._hovered} if self._hovered is not None else set()
+            selected = {self.selected_index} if self.selected_index is not None else set()
+            # Lowest precedence first, as `node_colours` and `plain_colour` rank them.
+            for nodes, colour in ((self._uses, palette.HOVERED), (self._descendants, DESCENDANT_FILL),
+                                  (self._ancestors, ANCESTOR_FILL), (hovered, palette.HOVERED),
+                                  (selected, SELECTED_BORDER)):
+                if nodes:
+                    keys.update(dict.fromkeys(nodes, len(colours)))
+                    colours.append(colour)
+            self._plain = (colours, keys)
+        return self._plain
+
+    def plain_colour(self, index: int) -> QColor:
+        """Node `index`'s colour as a box too small for a border: its border's colour, or its
+        highlight's fill."""
+        if index == self.selected_index:
+            return SELECTED_BORDER
+        fill, border, _ = self.node_colours(index)
+        return border if fill == NODE_FILL else fill
+
+    def node_colours(self, index: int) -> tuple[QColor, QColor, QColor]:
+        """Fill, border and text colour of node `index` under the current highlight."""
+        if index == self._hovered:
+            return palette.HOVERED, NODE_BORDER, TEXT_COLOR
+        if index in self._ancestors:
+            return ANCESTOR_FILL, palette.ANCESTOR, TEXT_COLOR
+        if index in self._descendants:
+            return DESCENDANT_FILL, palette.DESCENDANT, TEXT_COLOR
+        if index in self._uses:
+            return palette.HOVERED, NODE_BORDER, TEXT_COLOR
+        if self._hovered is not None or self._uses:
+            return _dim(NODE_FILL), _dim(NODE_BORDER), _dim(TEXT_COLOR)
+        return NODE_FILL, NODE_BORDER, TEXT_COLOR
+
+    def _predecessors(self, graph) -> list[list[int]]:
+        """Per node index, its direct predecessors (built once per graph)."""
+        cached = getattr(self, "_predecessors_of", None)
+        if cached is None or cached[0] is not graph:
+            preds: list[list[int]] = [[] for _ in graph.nodes]
+            for i, after in enumerate(graph.successors):
+                for j in after:
+                    preds[j].append(i)
+            self._predecessors_of = cached = (graph, preds)
+        return cached[1]
+
+    def _refresh_highlight(self, *_):
+        """Recompute what is highlighted from the session: a hovered node wins over buffers."""
+        graph, shown = self.session.graph, self.shown_graph()
+        self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
+        self._plain = None
+        if graph is None or self._drawn is None:
+            return
+        i = self._hovered_group if self._hovered_group is not None else \
+            self._drawn_index(self.session.hovered_node)
+        if i is not None:
+            self._hovered = i
+            # A walk from the node, not the graph's closure: that is quadratic in memory, and
+            # a 200k-node graph cannot hold it.
+            self._ancestors = _reached(self._predecessors(shown), i)
+            self._descendants = _reached(shown.successors, i)
+        else:
+            names = ([self.session.hovered_buffer] if self.session.hovered_buffer
+                     else list(self.session.selection))
+            for name in names:
+                if name in graph.buffer_index:
+                    self._uses.update(graph.use_indices[graph.buffer_index[name]])
+            if self._folding is not None:
+                self._uses = {self._folding.drawn_of[u] for u in self._uses}
+        self._draw_highlight_edges()
+        self.scene().update()
+
+    def _draw_highlight_edges(self) -> None:
+        if self._hovered is None:
+            self._ancestor_edges.show([])
+            self._descendant_edges.show([])
+            self._base_edges.set_alpha(255 if not self._uses else palette.DIMMED_ALPHA * 2)
+            return
+        self._ancestor_edges.show_bands(self._edges_within(self._ancestors | {self._hovered}))
+        self._descendant_edges.show_bands(self._edges_within(self._descendants | {self._hovered}))
+        self._base_edges.set_alpha(palette.DIMMED_ALPHA * 2)
+
+    def _edges_within(self, nodes: set[int]) -> dict[int, QPainterPath]:
+        """The drawn edges between `nodes`, merged per band. A band whose edges all qualify
+        reuses its merged path: the ancestors of a late node of a 10,000-node graph are nearly
+        all of it, and merging its edges anew cost most of a hover. Which edges qualify is found
+        with arrays, not a pass over 10,000 edges in Python."""
+        drawn = self._drawn
+        src, dst, band = drawn.edge_ends
+        inside = np.zeros(len(drawn.x), dtype=bool)
+        inside[np.fromiter(nodes, dtype=np.int64, count=len(nodes))] = True
+        lit = inside[src] & inside[dst]
+        counts = np.bincount(band[lit], minlength=1)
+        merged: dict[int, QPainterPath] = {}
+        for b in np.flatnonzero(counts).tolist():
+            if counts[b] == drawn.band_edges[b]:
+                merged[b] = drawn.bands[b]
+                continue
+            merged[b] = QPainterPath()
+            for k in np.flatnonzero(lit & (band == b)).tolist():
+                merged[b].addPath(drawn.edges[k][3])
+        return merged
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        """A key to the highlight colours, pinned to the view's top-left corner."""
+        painter.save()
+        painter.resetTransform()
+        if self.skipped_chain:
+            painter.setPen(TEXT_COLOR)
+            painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter,
+                             f"{len(self.session.graph.nodes):,} time steps in a chain: "
+                             "not drawn (see live bytes over time)")
+            painter.restore()
+            return
+        if self._exporting:  # a picture has no hover: the key to hover colours means nothing
+            painter.restore()
+            return
+        painter.setFont(self.label_font)
+        ascent = painter.fontMetrics().ascent()
+        for x, y, colour, text in self.legend_layout()[0]:
+            painter.setPen(QPen(colour.darker(130), 1))
+            painter.setBrush(colour)
+            painter.drawRect(x, y + 2, 10, 10)
+            painter.setPen(TEXT_COLOR)
+            painter.drawText(x + 14, y + ascent, text)
+        painter.restore()
+
+    def legend_layout(self) -> tuple[list[tuple[int, int, QColor, str]], int]:
+        """Where each entry of the colour key goes, `(x, y, colour, text)` with its swatch at
+        `x`, wrapped onto more rows when the view is too narrow for one, and the pixels the key
+        takes from the top of the view."""
+        metrics = QFontMetrics(self.label_font)
+        width, row = self.viewport().width(), max(metrics.height(), 12) + 2
+        x, y, entries = LEGEND_MARGIN, LEGEND_MARGIN, []
+        for colour, text in LEGEND:
+            advance = 14 + metrics.horizontalAdvance(text)
+            if x > LEGEND_MARGIN and x + advance > width - LEGEND_MARGIN:
+                x, y = LEGEND_MARGIN, y + row
+            entries.append((x, y, colour, text))
+            x += advance + 14
+        return entries, y + row + LEGEND_MARGIN // 2
+
+    # --- navigation ----------------------------------------------------------------------
+
+    def fit(self) -> None:
+        """Show the whole graph (small graphs enlarged at most `MAX_FIT_SCALE`)."""
+        rect = self.sceneRect()
+        if rect.isEmpty():
+            return
+        self.resetTransform()
+        view = self.viewport().rect()
+        # The colour key sits over the top strip: the graph fits below it.
+        room = 0 if self._exporting else min(self.legend_layout()[1], view.height() // 4)
+        scale = min(view.width() / rect.width(), (view.height() - room) / rect.height(),
+                    MAX_FIT_SCALE)
+        self.scale(scale, scale)
+        self.centerOn(rect.center() - QPointF(0, room / 2 / scale))
+        self._user_zoomed = False
+        self._zoom_changed()
+
+    def enter_export(self) -> None:
+        """Drop the colour key and the overview from a picture, which shows every node."""
+        self.finish_building()
+        self._exporting = True
+        self._give_labels_room()
+        self.minimap.hide()
+        self.viewport().update()
+
+    def _give_labels_room(self) -> None:
+        """Let each exported label widen past its box (it is drawn larger than the box was
+        sized for) up to half way to the next box of its row, or the scene's width alone."""
+        rows: dict[float, list[NodeItem]] = {}
+        for item in self._items:
+            rows.setdefault(round(item.pos().y(), 1), []).append(item)
+        width = self.sceneRect().width()
+        for row in rows.values():
+            row.sort(key=lambda item: item.pos().x())
+            xs = [item.pos().x() for item in row]
+            for i, item in enumerate(row):
+                left = xs[i] - xs[i - 1] if i else width
+                right = xs[i + 1] - xs[i] if i + 1 < len(row) else width
+                item.label_room = max(0.0, min(left, right, width) - 8)
+
+    def leave_export(self) -> None:
+        """Bring back what `enter_export` hid."""
+        self._exporting = False
+        self.minimap.refresh()  # shown again only if the view is zoomed in
+        self.viewport().update()
+
+    def zoom(self, factor: float) -> None:
+        """Zoom by `factor` around the view's centre (or the pointer, for the wheel)."""
+        self.scale(factor, factor)
+        self._user_zoomed = True  # a resize keeps the user's zoom from now on
+        self._zoom_changed()
+
+    def centre_on_node(self, name: str) -> None:
+        """Bring node `name` to the middle of the view, zooming in until its label is legible,
+        unless it is in view already."""
+        if self._drawn is None or self._drawn_index(name) is None:
+            return
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        if shown.contains(self.node_position(name)):
+            return  # in view already: moving the view would only lose the user's place
+        if self.transform().m11() < TEXT_MIN_SCALE:
+            factor = TEXT_MIN_SCALE * 1.5 / self.transform().m11()
+            self.scale(factor, factor)
+            self._zoom_changed()
+        self._user_zoomed = True  # the user went to this node: a resize must not move away
+        self.centerOn(self.node_position(name))
+
+    def _zoom_changed(self) -> None:
+        """Level of detail that depends on the zoom: boxes drawn by band once they are too small
+        for labels, and faint, thin edges on big zoomed-out graphs."""
+        banded = self.transform().m11() * NODE_HEIGHT < SHAPE_MIN_PIXELS
+        if banded != self.boxes_banded:
+            self.boxes_banded = banded
+            for item in self._items:
+                item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, banded)
+        crowded = len(self._edge_paths) > THIN_EDGES and self.transform().m11() < THIN_SCALE
+        self._base_edges.set_thin(crowded)
+        for layer in (self._ancestor_edges, self._descendant_edges):
+            # A one-pixel cosmetic line takes Qt's fast path; wider ones are stroked as shapes.
+            layer.set_width(1.0 if crowded else HIGHLIGHT_WIDTH)
+        # Hundreds of antialiased curves cost most of a hover's repaint; at this zoom the
+        # difference hardly shows.
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, not crowded)
+        self.minimap.refresh()
+
+    def wheelEvent(self, event) -> None:
+        steps = event.angleDelta().y() / 120
+        if steps:
+            self.zoom(ZOOM_STEP ** steps)
+
+    def keyPressEvent(self, event) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom(ZOOM_STEP)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom(1 / ZOOM_STEP)
+        elif key == Qt.Key.Key_0:
+            self.fit()
+        elif key == Qt.Key.Key_G:
+            self.set_folded(self._folding is None and not self._fold_layouts.pending)
+        else:
+            super().keyPressEvent(event)  # arrows and page keys scroll
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._preparer.aspect = self._aspect()  # the next graph is drawn for this shape
+        # A fitted graph stays fitted as the window changes size; a zoomed one stays as zoomed.
+        if not self.isVisible() or event.oldSize().width() <= 0 or not self._user_zoomed:
+            self.fit()
+        self.minimap.refresh()
+
+    def _node_selected(self, name) -> None:
+        self.selected_index = self._drawn_index(name)
+        self._refresh_highlight()
+
+    # --- folding -------------------------------------------------------------------------
+
+    def set_folded(self, folded: bool) -> None:
+        """Draw the graph folded into groups (by namespace, else by chain), every group closed,
+        or draw every node again."""
+        graph = self.session.graph
+        if graph is None or (prepared_dag(graph) is None and folded):
+            return  # a chain of time steps is not drawn at all
+        if not folded:
+            self._fold_layouts.cancel()  # a folding on its way is not wanted any more
+            if self._folding is not None:
+                self._folding = None
+                self.rebuild()
+            return
+        if self._folding is None and not self._fold_layouts.pending:
+            # Grouped and laid out in the background, shown when ready.
+            self._fold_layouts.lay_out(lambda: fold(graph), self._aspect())
+
+    def toggle_group(self, drawn: int) -> None:
+        """Open the folded group drawn as node `drawn`, or close the group node `drawn` is in;
+        the new drawing is laid out in the background and shown when ready."""
+        if self._folding is None:
+            return
+        folding = self._folding
+        self._fold_layouts.lay_out(lambda: toggled(folding, drawn), self._aspect())
+
+    def _fold_laid_out(self, folding: Folding, prepared) -> None:
+        if folding.source is not self.session.graph:
+            return  # another graph opened meanwhile
+        self._folding = folding
+        self._folded_prepared = (folding, prepared)
+        self.rebuild()
+
+    def hover_item(self, item: NodeItem, entered: bool) -> None:
+        """The pointer entered or left `item`: a node is hovered in the session, a folded group
+        here only (the session's hover names real nodes)."""
+        if self._folding is not None and self._folding.is_group(item.index):
+            self._hovered_group = item.index if entered else None
+            if self.session.hovered_node is not None:
+                self.session.hover_node(None)
+            self._refresh_highlight()
+        elif entered:
+            self.session.hover_node(item.name)
+        elif self.session.hovered_node == item.name:
+            self.session.hover_node(None)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        item = self.itemAt(event.position().toPoint())
+        if isinstance(item, NodeItem) and self._folding is not None:
+            self.toggle_group(item.index)
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def contextMenuEvent(self, event) -> None:
+        if self.session.graph is None or self.skipped_chain:
+            return
+        menu = QMenu(self)
+        if self._folding is None:
+            menu.addAction("Fold into groups  (G)", lambda: self.set_folded(True))
+        else:
+            menu.addAction("Draw every node  (G)", lambda: self.set_folded(False))
+            item = self.itemAt(event.pos())
+            if isinstance(item, NodeItem):
+                toggle = lambda i=item.index: self.toggle_group(i)  # noqa: E731
+                if self._folding.is_group(item.index):
+                    menu.addAction("Open this group  (double-click)", toggle)
+                elif self._folding.group_of_drawn[item.index] in self._folding.opened:
+                    menu.addAction("Close its group  (double-click)", toggle)
+        menu.exec(event.globalPos())
+
+    def reveal(self, kind: str, name: str) -> None:
+        """Bring node `name`, or the first node using buffer `name`, into the middle of the view."""
+        graph = self.session.graph
+        if graph is None:
+            return
+        if kind == "node":
+            self.centre_on_node(name)
+        elif name in graph.buffer_index:
+            uses = graph.use_indices[graph.buffer_index[name]]
+            if uses:
+                self.centre_on_node(graph.nodes[min(uses)].name)
+
+    def mousePressEvent(self, event) -> None:
+        self._press_at = event.position()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        start, self._press_at = self._press_at, None
+        if start is None or (event.position() - start).manhattanLength() > CLICK_SLOP:
+            return  # a drag that panned, not a click
+        item = self.itemAt(event.position().toPoint())
+        name = item.name if isinstance(item, NodeItem) else None
+        if name is not None and self._folding is not None and self._folding.is_group(item.index):
+            return  # a group is no node to select: double-click opens it
+        if name is not None:
+            self.session.selection_model.reveal("node", name)
+        else:
+            self.session.selection_model.select_node(None)
+
+    def leaveEvent(self, event) -> None:
+        if self.session.hovered_node is not None:
+            self.session.hover_node(None)
+        super().leaveEvent(event)
+
+
+def _reached(adjacency, start: int) -> set[int]:
+    """The nodes `start` strictly reaches along `adjacency` (per node, its neighbours)."""
+    seen: set[int] = set()
+    frontier = list(adjacency[start])
+    while frontier:
+        node = frontier.pop()
+        if node not in seen:
+            seen.add(node)
+            frontier.extend(adjacency[node])
+    return seen
+
+
+def _tint(colour: QColor) -> QColor:
+    """A light fill of `colour` that keeps black text readable."""
+    return QColor.fromRgbF(*(0.72 + 0.28 * c for c in colour.getRgbF()[:3]))
+
+
+ANCESTOR_FILL = _tint(palette.ANCESTOR)
+DESCENDANT_FILL = _tint(palette.DESCENDANT)
+
+
+def _dim(colour: QColor) -> QColor:
+    faded = QColor(colour)
+    faded.setAlpha(palette.DIMMED_ALPHA)
+    return faded

@@ -1,0 +1,1 @@
+"""The lifetime map: each buffer's lifetime against its address."""

@@ -1,0 +1,1 @@
+"""Views over time: live bytes per step and the runner's measured timeline."""

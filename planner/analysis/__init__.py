@@ -1,0 +1,1 @@
+"""Questions asked of a plan once made: whether it is valid (`verify`)."""

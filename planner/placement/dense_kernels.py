@@ -1,0 +1,694 @@
+"""First fit and best fit at real density: thousands of placed buffers beside each request.
+
+Two placement kernels, both exact (the same offsets as `traced_placement.place`):
+
+- `IntervalPlacer`, for interval lifetimes (the serial model, or a DAG with one order). Placed
+  buffers are kept in two segment trees over steps, their spans stored in one contiguous
+  array of (start, end) pairs: the lifetime tree holds each buffer on the nodes that tile its lifetime (a
+  walk from a leaf to the root finds every placed buffer alive at a step), the start tree on
+  every node above its first step (the nodes that tile a step range find every placed buffer
+  starting inside it). A request conflicts with the buffers alive at its first step and those
+  starting later in its lifetime, so with the spans of about three nodes per level.
+- `BitsetPlacer`, for any conflict model: conflict sets as rows of 64-bit words, ANDed with the
+  placed set word by word.
+
+The interval kernel never visits conflicting buffers one by one. Each node keeps the union of
+its buffers' spans as sorted runs, merging those that touch: a request conflicts with every
+buffer of a node it reads, so an offset one of them takes is ruled out whichever it is, and
+first fit packs tightly, so a node of thousands of buffers holds a few hundred runs. A start
+tree node holds its children's runs, so an insert stops at the first node where one run already
+covered the span. A cursor climbs from 0, jumping past every run that blocks it: each list is
+searched by galloping from where the cursor left it, and walked while its runs block
+(`_settle`); first fit stops where none does. Best fit must measure every gap that holds the
+request, so it merges the lists by start through a heap of their heads instead (`_best_fit`).
+The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
+
+Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
+poll a cancel token or a stop flag between chunks (each chunk takes a few milliseconds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..support._numba import njit
+from ..support.cancel import NEVER, CancelToken
+
+FIRST_FIT, BEST_FIT = 0, 1
+
+# Conflicting pairs (or runs) visited between two looks at the cancel token or stop flag.
+CHUNK_PAIRS = 1 << 23
+
+# Requests an interval chunk places at most: a long request's climb is counted in entries
+# read, its inserts are not, so a chunk also ends by count (a few milliseconds).
+CHUNK_REQUESTS = 1024
+
+# Spans (or bucket members) up to this many are sorted by comparison; more by buckets or radix.
+_SMALL_SORT = 32
+
+
+@njit(cache=True, nogil=True)
+def _radix_rank(lo, members, spare, base):
+    """`members` (indices into lo) ordered by lo (stable), by LSD radix sort on lo - base in
+    bytes: as fast on clustered offsets as on spread ones. Returns the array holding them."""
+    top = 0
+    for k in range(members.shape[0]):
+        if lo[members[k]] - base > top:
+            top = lo[members[k]] - base
+    counts = np.empty(256, np.int64)
+    shift = 0
+    while (top >> shift) > 0:
+        counts[:] = 0
+        for k in range(members.shape[0]):
+            counts[((lo[members[k]] - base) >> shift) & 255] += 1
+        total = 0
+        for d in range(256):
+            c = counts[d]
+            counts[d] = total
+            total += c
+        for k in range(members.shape[0]):
+            j = members[k]
+            d = ((lo[j] - base) >> shift) & 255
+            spare[counts[d]] = j
+            counts[d] += 1
+        members, spare = spare, members
+        shift += 8
+    return members
+
+
+@njit(cache=True, nogil=True)
+def _insertion_rank(lo, members):
+    """Order `members` (indices into lo) by lo in place, stably: for a few members."""
+    for k in range(1, members.shape[0]):
+        j = members[k]
+        q = k
+        while q > 0 and lo[members[q - 1]] > lo[j]:
+            members[q] = members[q - 1]
+            q -= 1
+        members[q] = j
+
+
+@njit(cache=True, nogil=True)
+def _pass(s, h, size, fit, state):
+    """`_sweep` over the one span [s, h)."""
+    cursor = state[0]
+    if s > cursor:
+        gap = s - cursor
+        if gap >= size:
+            if fit == FIRST_FIT:
+                return True
+            if state[1] < 0 or gap < state[2]:
+                state[1] = cursor
+                state[2] = gap
+    if h > cursor:
+        state[0] = h
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _sweep(lo, hi, ranked, count, size, fit, state):
+    """Pass spans ranked[:count] (by start) with (cursor, best gap start, its length) in
+    `state`; True when first fit stops at state[0]."""
+    cursor = state[0]
+    for k in range(count):
+        j = ranked[k]
+        s = lo[j]
+        if s > cursor:
+            gap = s - cursor
+            if gap >= size:
+                if fit == FIRST_FIT:
+                    state[0] = cursor
+                    return True
+                if state[1] < 0 or gap < state[2]:
+                    state[1] = cursor
+                    state[2] = gap
+        if hi[j] > cursor:
+            cursor = hi[j]
+    state[0] = cursor
+    return False
+
+
+@njit(cache=True, nogil=True)
+def lowest_gap(lo, hi, count, size, fit, scratch, floor=0):
+    """The offset for `size` bytes clear of spans [lo[k], hi[k]) for k < count: the lowest
+    (first fit) or the start of the smallest gap that holds it, lowest first (best fit), else
+    the top; none below `floor` (where the caller knows nothing fits). `scratch` is an int64
+    array of at least `scratch_entries(count)` entries.
+
+    Spans go to about one bucket each by their leading bits of start (one pass); buckets are
+    then swept in order and sorted only when reached, so first fit stops early. Where a bucket is no
+    wider than the request, only its lowest start and highest end matter (a gap inside it is
+    too narrow), and nothing is moved at all.
+    """
+    state = scratch[:3]
+    state[0] = floor
+    state[1] = -1
+    state[2] = 0
+    if count <= _SMALL_SORT:
+        _sweep(lo, hi, np.argsort(lo[:count]), count, size, fit, state)
+    else:
+        buckets = _buckets_for(count)
+        base, shift = _bucket_shift(lo, count, buckets)
+        counts = scratch[3:4 + buckets]
+        low = scratch[4 + buckets:4 + 2 * buckets]
+        high = scratch[4 + 2 * buckets:4 + 3 * buckets]
+        ranked = scratch[4 + 3 * buckets:4 + 3 * buckets + count]
+        spare = scratch[4 + 3 * buckets + count:4 + 3 * buckets + 2 * count]
+        counts[:] = 0
+        low[:] = -1
+        high[:] = 0
+        for k in range(count):
+            b = (lo[k] - base) >> shift
+            counts[b + 1] += 1
+            if low[b] < 0 or lo[k] < low[b]:
+                low[b] = lo[k]
+            if hi[k] > high[b]:
+                high[b] = hi[k]
+        narrow = (1 << shift) <= size
+        if not narrow:
+            for b in range(buckets):
+                counts[b + 1] += counts[b]
+            for k in range(count):  # counting sort by bucket; `counts` ends shifted by one
+                b = (lo[k] - base) >> shift
+                ranked[counts[b]] = k
+                counts[b] += 1
+        end = 0
+        for b in range(buckets):
+            begin = end
+            end = counts[b]
+            if low[b] < 0:
+                continue
+            if narrow or end - begin == 1:
+                if _pass(low[b], high[b], size, fit, state):
+                    break
+                continue
+            members = ranked[begin:end]
+            if end - begin <= _SMALL_SORT:
+                _insertion_rank(lo, members)
+            else:
+                members = _radix_rank(lo, members, spare[:end - begin], base)
+            if _sweep(lo, hi, members, end - begin, size, fit, state):
+                break
+    if fit == FIRST_FIT or state[1] < 0:
+        return state[0]
+    return state[1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bucket_shift(lo, count, buckets):
+    """(base, shift) that spread the starts lo[:count] (at least one) over `buckets` buckets:
+    start x goes to bucket (x - base) >> shift."""
+    base = lo[0]
+    top = lo[0]
+    for k in range(count):
+        if lo[k] < base:
+            base = lo[k]
+        if lo[k] > top:
+            top = lo[k]
+    shift = 0
+    while (top - base) >> shift >= buckets:
+        shift += 1
+    return base, shift
+
+
+@njit(cache=True, nogil=True)
+def _buckets_for(count):
+    """Buckets by start for `count` spans: about one per span, 256 to 65,536."""
+    buckets = 256
+    while buckets < count and buckets < 65_536:
+        buckets *= 2
+    return buckets
+
+
+def scratch_entries(count: int) -> int:
+    """The scratch `lowest_gap` needs for up to `count` spans."""
+    return 4 + 3 * _buckets_for(count) + 2 * count
+
+
+# -- interval lifetimes -------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _tree_capacity(first, last, leaves):
+    """Per node (heap layout: root 1, leaf t at leaves + t), how many spans the lifetime tree
+    and the start tree can hold there (the start tree's runs are at most the buffers starting
+    under the node): CSR starts over nodes, one array each."""
+    nodes = 2 * leaves
+    cover = np.zeros(nodes + 1, np.int64)
+    point = np.zeros(nodes + 1, np.int64)
+    for i in range(first.shape[0]):
+        a = first[i] + leaves
+        b = last[i] + leaves + 1
+        while a < b:
+            if a & 1:
+                cover[a + 1] += 1
+                a += 1
+            if b & 1:
+                b -= 1
+                cover[b + 1] += 1
+            a >>= 1
+            b >>= 1
+        v = first[i] + leaves
+        while v >= 1:
+            point[v + 1] += 1
+            v >>= 1
+    for v in range(nodes):
+        cover[v + 1] += cover[v]
+        point[v + 1] += point[v]
+    return cover, point
+
+
+@njit(cache=True, nogil=True)
+def _unite(base, fill, run_lo, run_hi, v, at, end):
+    """Add [at, end) to node `v`'s runs: sorted, pairwise disjoint and not touching (an empty
+    span is a run of its own only where no run reaches it). Runs it touches merge with it.
+    True when one run already held it (nothing changed)."""
+    b0 = base[v]
+    top = b0 + fill[v]
+    low, high = b0, top
+    while low < high:  # the first run ending at or above `at`
+        mid = (low + high) >> 1
+        if run_hi[mid] < at:
+            low = mid + 1
+        else:
+            high = mid
+    k = low
+    joined_lo, joined_hi = at, end
+    while k < top and run_lo[k] <= end:
+        if run_lo[k] < joined_lo:
+            joined_lo = run_lo[k]
+        if run_hi[k] > joined_hi:
+            joined_hi = run_hi[k]
+        k += 1
+    merged = k - low
+    if merged == 1 and joined_lo == run_lo[low] and joined_hi == run_hi[low]:
+        return True
+    if merged == 0:  # a run of its own: shift those above up by one
+        for q in range(top, low, -1):
+            run_lo[q] = run_lo[q - 1]
+            run_hi[q] = run_hi[q - 1]
+        fill[v] += 1
+    elif merged > 1:  # it bridges runs: close up those above
+        gone = merged - 1
+        for q in range(k, top):
+            run_lo[q - gone] = run_lo[q]
+            run_hi[q - gone] = run_hi[q]
+        fill[v] -= gone
+    run_lo[low] = joined_lo
+    run_hi[low] = joined_hi
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _first_above(keys, first, end, cursor):
+    """The first index k in [first, end) with keys[k] > cursor (keys ascending), else end:
+    galloping from `first`, since the answer is usually near it."""
+    if first >= end or keys[first] > cursor:
+        return first
+    step = 1
+    low = first  # keys[low] <= cursor
+    while low + step < end and keys[low + step] <= cursor:
+        low += step
+        step <<= 1
+    high = min(low + step, end)  # keys[high] > cursor, or high == end
+    low += 1
+    while low < high:
+        mid = (low + high) >> 1
+        if keys[mid] > cursor:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _window(need):
+    """The bytes above the cursor that must be clear for a request of `need`: an empty request
+    still needs a gap of at least one byte, as in `lowest_gap`."""
+    return need if need > 0 else 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
+    """Jump the cursor past every span in the nodes' lists (heads[:lists] to tails, each
+    sorted and disjoint) that blocks offsets [cursor, cursor + window), until none does:
+    (cursor, entries read). The lists are visited in turn, and in each the cursor climbs
+    over the spans that block it one after another; it stops once every list still holding a
+    span above the cursor was visited since the cursor last moved. Each head ends at its
+    list's first span ending above the cursor (an exhausted list is left empty)."""
+    read = 0
+    live = 0
+    for q in range(lists):
+        if heads[q] < tails[q]:
+            live += 1
+    quiet = 0  # lists visited in a row without moving the cursor
+    q = 0
+    while quiet < live:
+        if q == lists:
+            q = 0
+        end = tails[q]
+        if heads[q] == end:
+            q += 1
+            continue
+        above = _first_above(span_hi, heads[q], end, cursor)
+        h = above
+        while h < end and span_lo[h] - cursor < window:  # the next span ends higher still
+            cursor = span_hi[h]
+            h += 1
+        moved = h > above
+        read += h - heads[q] + 1
+        heads[q] = h
+        if moved:
+            quiet = 0
+        if h == end:
+            live -= 1
+        elif not moved:
+            quiet += 1
+        q += 1
+    return cursor, read
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sift_down(keys, owners, count, k):
+    """Restore the min-heap keys[:count] (with owners alongside) below position k."""
+    while True:
+        low = k
+        left = 2 * k + 1
+        if left < count and keys[left] < keys[low]:
+            low = left
+        if left + 1 < count and keys[left + 1] < keys[low]:
+            low = left + 1
+        if low == k:
+            return
+        keys[k], keys[low] = keys[low], keys[k]
+        owners[k], owners[low] = owners[low], owners[k]
+        k = low
+
+
+@njit(cache=True, nogil=True)
+def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners):
+    """The start of the smallest gap that holds `need` bytes among the spans in the nodes'
+    lists (heads[:lists] to tails, each sorted and disjoint), the lowest of equal gaps, else
+    the top; (offset, entries read).
+
+    The lists are merged by start through a heap of their heads: the lowest head either blocks
+    the cursor (the cursor moves to its end), lies wholly below it (its list gallops to its
+    first span ending above the cursor), or closes a gap that holds the request, which is
+    measured before the cursor moves past the span. Each span above the answer costs a heap
+    step, not a look at every list."""
+    window = _window(need)
+    count = 0
+    for q in range(lists):
+        keys[count] = span_lo[heads[q]]
+        owners[count] = q
+        count += 1
+    for k in range(count // 2 - 1, -1, -1):
+        _sift_down(keys, owners, count, k)
+    cursor = 0
+    best = -1
+    best_gap = 0
+    read = 0
+    while count > 0:
+        q = owners[0]
+        h = heads[q]
+        read += 1
+        if span_hi[h] <= cursor:  # wholly below the cursor: find the list's next span above
+            h = _first_above(span_hi, h, tails[q], cursor)
+        elif span_lo[h] - cursor >= window:  # it closes a gap that holds the request
+            gap = span_lo[h] - cursor
+            if best < 0 or gap < best_gap:
+                best = cursor
+                best_gap = gap
+                if gap == need:  # no gap is smaller; this is the lowest of its size
+                    return best, read
+            cursor = span_hi[h]
+            h += 1
+        else:  # it blocks the cursor
+            cursor = span_hi[h]
+            h += 1
+        heads[q] = h
+        if h == tails[q]:
+            count -= 1
+            keys[0] = keys[count]
+            owners[0] = owners[count]
+        else:
+            keys[0] = span_lo[h]
+        _sift_down(keys, owners, count, 0)
+    if best >= 0:
+        return best, read
+    return cursor, read
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_list(base, fill, v, lists, heads, tails):
+    """Append node `v`'s spans, if any, to the lists; the new count of lists."""
+    if fill[v] > 0:
+        heads[lists] = base[v]
+        tails[lists] = base[v] + fill[v]
+        lists += 1
+    return lists
+
+
+@njit(cache=True, nogil=True)
+def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_fill, span_lo,
+                span_hi, heads, tails, keys, owners):
+    """The offset that `fit` gives `need` bytes clear of the placed buffers
+    overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
+
+    Those are the buffers alive at step s, on the lifetime tree's nodes from leaf s to the
+    root, and those starting in (s, e], under the start tree's nodes that tile (s, e]. Each
+    of these nodes holds a sorted list of disjoint spans: the buffers alive together at its
+    steps, or the union of the buffers starting under it, merged into runs (an offset a run
+    covers is taken at some step of the request's lifetime, whichever buffer takes it). First
+    fit climbs over all these lists at once from 0 (`_settle`); best fit merges them
+    (`_best_fit`).
+    """
+    lists = 0
+    v = s + leaves
+    while v >= 1:
+        lists = _add_list(cover_base, cover_fill, v, lists, heads, tails)
+        v >>= 1
+    a = s + 1 + leaves
+    b = e + leaves + 1
+    while a < b:
+        if a & 1:
+            lists = _add_list(run_base, run_fill, a, lists, heads, tails)
+            a += 1
+        if b & 1:
+            b -= 1
+            lists = _add_list(run_base, run_fill, b, lists, heads, tails)
+        a >>= 1
+        b >>= 1
+    if fit == FIRST_FIT:
+        return _settle(0, _window(need), lists, heads, tails, span_lo, span_hi)
+    return _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners)
+
+
+@njit(cache=True, nogil=True)
+def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
+                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, keys, owners,
+                    pair_limit):
+    """Place order[begin:] until about `pair_limit` entries were read; the index of the next
+    request to place (order.shape[0] when done). Each placed span joins the runs of the
+    lifetime tree's nodes that tile its lifetime and of the start tree's nodes above its first
+    step, up to the first that already held it."""
+    visited = 0
+    request = begin
+    while request < order.shape[0] and visited < pair_limit and request - begin < CHUNK_REQUESTS:
+        i = order[request]
+        s = first[i]
+        e = last[i]
+        need = size[i]
+        at, read = _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base,
+                               run_fill, span_lo, span_hi, heads, tails, keys, owners)
+        visited += read
+        end = at + need
+        offset[i] = at
+        a = s + leaves
+        b = e + leaves + 1
+        while a < b:
+            if a & 1:
+                _unite(cover_base, cover_fill, span_lo, span_hi, a, at, end)
+                a += 1
+            if b & 1:
+                b -= 1
+                _unite(cover_base, cover_fill, span_lo, span_hi, b, at, end)
+            a >>= 1
+            b >>= 1
+        # A node's runs hold its children's: once one held the span, so do those above.
+        v = s + leaves
+        while v >= 1 and not _unite(run_base, run_fill, span_lo, span_hi, v, at, end):
+            v >>= 1
+        visited += 1
+        request += 1
+    return request
+
+
+def place_in_chunks(requests: int, stop: np.ndarray | None, cancel: CancelToken,
+                    chunk: Callable[[int], int]) -> None:
+    """Run `chunk(done)` (placing from request `done`, returning the next one to place) until
+    all `requests` are placed; between two chunks, report progress to `cancel` (raising
+    `Cancelled` once it is cancelled) and end early once `stop[0]` is set."""
+    done = 0
+    while done < requests:
+        if stop is not None and stop[0]:
+            break
+        cancel.report("placement", done / requests)
+        done = chunk(done)
+
+
+class IntervalPlacer:
+    """Offsets for request orders where buffers conflict when their [first, last] step ranges
+    overlap; the trees' layout is computed once, their contents once per placement."""
+
+    def __init__(self, size: np.ndarray, first: np.ndarray, last: np.ndarray):
+        self.size = np.ascontiguousarray(size, dtype=np.int64)
+        self.first = np.ascontiguousarray(first, dtype=np.int64)
+        self.last = np.ascontiguousarray(last, dtype=np.int64)
+        steps = int(self.last.max()) + 1 if len(self.last) else 1
+        self.leaves = 1 << max(steps - 1, 0).bit_length()
+        self.cover_base, run_base = _tree_capacity(self.first, self.last, self.leaves)
+        # Both trees keep their spans in one array: the start tree's after the other's.
+        self.run_base = run_base + self.cover_base[-1]
+
+    def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
+                cancel: CancelToken = NEVER) -> np.ndarray:
+        """Each buffer's offset placing `order` with `fit`; ends early (offsets incomplete) once
+        `stop[0]` is set, and raises `Cancelled` within one chunk of `cancel`."""
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        n = len(self.size)
+        nodes = 2 * self.leaves
+        offset = np.zeros(n, np.int64)
+        cover_fill, run_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
+        # A span's start and end side by side: one cache line holds both.
+        spans = np.empty((int(self.run_base[-1]), 2), np.int64)
+        span_lo, span_hi = spans[:, 0], spans[:, 1]
+        # A query reads the nodes on a path from a leaf to the root and up to two per level
+        # that tile its other steps.
+        depth = self.leaves.bit_length() + 1
+        heads, tails = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
+        keys, owners = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
+        place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
+            order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
+            cover_fill, self.run_base, run_fill, span_lo, span_hi, offset,
+            heads, tails, keys, owners, CHUNK_PAIRS))
+        return offset
+
+
+# -- any conflict model, as bitsets -------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _low_bit(word):
+    """The index of the lowest set bit of a nonzero uint64."""
+    k = 0
+    if word & np.uint64(0xFFFFFFFF) == 0:
+        word >>= np.uint64(32)
+        k += 32
+    if word & np.uint64(0xFFFF) == 0:
+        word >>= np.uint64(16)
+        k += 16
+    if word & np.uint64(0xFF) == 0:
+        word >>= np.uint64(8)
+        k += 8
+    if word & np.uint64(0xF) == 0:
+        word >>= np.uint64(4)
+        k += 4
+    if word & np.uint64(0x3) == 0:
+        word >>= np.uint64(2)
+        k += 2
+    if word & np.uint64(0x1) == 0:
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _bitset_chunk(order, begin, size, rows, fit, placed, offset, lo, hi, scratch, pair_limit):
+    """Place order[begin:] until about `pair_limit` words and pairs were visited; the index of
+    the next request to place."""
+    visited = 0
+    request = begin
+    words = rows.shape[1]
+    while request < order.shape[0] and visited < pair_limit:
+        i = order[request]
+        count = 0
+        for w in range(words):
+            word = rows[i, w] & placed[w]
+            while word != 0:
+                j = w * 64 + _low_bit(word)
+                lo[count] = offset[j]
+                hi[count] = offset[j] + size[j]
+                count += 1
+                word &= word - np.uint64(1)
+        at = lowest_gap(lo, hi, count, size[i], fit, scratch)
+        offset[i] = at
+        placed[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+        visited += count + words + 1
+        request += 1
+    return request
+
+
+@njit(cache=True, nogil=True)
+def _widest_row(rows):
+    """The most set bits in one row."""
+    widest = 0
+    for i in range(rows.shape[0]):
+        bits = 0
+        for w in range(rows.shape[1]):
+            word = rows[i, w]
+            while word != 0:
+                word &= word - np.uint64(1)
+                bits += 1
+        if bits > widest:
+            widest = bits
+    return widest
+
+
+def bitset_rows(masks, n: int, cancel: CancelToken = NEVER) -> np.ndarray:
+    """Python-int bitsets over n buffers (one per buffer) as rows of uint64 words."""
+    words = (n + 63) // 64
+    rows = np.zeros((n, words), dtype=np.uint64)
+    width = words * 8
+    for i, mask in enumerate(masks):
+        if not i & 1023:
+            cancel.report("conflict sets", i / max(n, 1))
+        if mask:
+            rows[i] = np.frombuffer(mask.to_bytes(width, "little"), dtype="<u8")
+    return rows
+
+
+class BitsetPlacer:
+    """Offsets for request orders under any conflict model, from its conflict sets as bitsets."""
+
+    def __init__(self, size: np.ndarray, rows: np.ndarray):
+        self.size = np.ascontiguousarray(size, dtype=np.int64)
+        self.rows = rows
+        self._widest = int(_widest_row(rows)) if len(rows) else 0
+
+    def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
+                cancel: CancelToken = NEVER) -> np.ndarray:
+        """As `IntervalPlacer.offsets`."""
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        n = len(self.size)
+        offset = np.zeros(n, np.int64)
+        placed = np.zeros(self.rows.shape[1], np.uint64)
+        gathered = self._widest + 1
+        lo, hi = np.empty(gathered, np.int64), np.empty(gathered, np.int64)
+        scratch = np.empty(scratch_entries(gathered), np.int64)
+        place_in_chunks(len(order), stop, cancel, lambda done: _bitset_chunk(
+            order, done, self.size, self.rows, fit, placed, offset, lo, hi, scratch,
+            CHUNK_PAIRS))
+        return offset
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) these kernels on a tiny case."""
+    first, last = np.array([0, 0, 1], np.int64), np.array([1, 0, 1], np.int64)
+    size = np.array([2, 1, 1], np.int64)
+    order = np.arange(3, dtype=np.int64)
+    rows = bitset_rows([0b110, 0b001, 0b001], 3)
+    for fit in (FIRST_FIT, BEST_FIT):
+        IntervalPlacer(size, first, last).offsets(order, fit)
+        BitsetPlacer(size, rows).offsets(order, fit)
