@@ -1,0 +1,52 @@
+"""The one definition of what is live at the live peak, shared by explain, diff and the window."""
+
+from __future__ import annotations
+
+import pytest
+
+from slabscope import planner
+from slabscope.planner.analysis.peak import GROUPINGS, group, live_peak, supported_groupings
+from tests.examples import RELU_UNFUSED
+from tests.snapshot_builder import TINY_SNAPSHOT
+
+
+def _brute_force(graph):
+    """Live bytes per step by each buffer's first and last use in the schedule, from scratch."""
+    schedule = planner.conflict_model(graph, "serial").schedule
+    position = {graph.nodes[v].name: t for t, v in enumerate(schedule)}
+    spans = [(min(position[u] for u in b.uses), max(position[u] for u in b.uses)) for b in graph.buffers]
+    totals = [sum(r for r, (lo, hi) in zip(graph.reserved, spans) if lo <= t <= hi)
+              for t in range(len(schedule))]
+    step = totals.index(max(totals))
+    return max(totals), step, {i for i, (lo, hi) in enumerate(spans) if lo <= step <= hi}
+
+
+def test_the_peak_and_who_is_live_there_match_a_count_from_scratch():
+    graph = planner.load(RELU_UNFUSED)
+    peak = live_peak(graph)
+    expected_bytes, expected_step, expected_live = _brute_force(graph)
+    assert (peak.bytes, peak.step, set(peak.buffers)) == (expected_bytes, expected_step, expected_live)
+    sizes = [graph.reserved[b] for b in peak.buffers]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+@pytest.mark.parametrize("grouping", GROUPINGS)
+def test_every_grouping_adds_up_to_the_peak(grouping):
+    graph = planner.load(RELU_UNFUSED)
+    peak = live_peak(graph)
+    groups = group(graph, peak, grouping)
+    assert sum(g.bytes for g in groups) == peak.bytes
+    assert sum(g.count for g in groups) == len(peak.buffers)
+
+
+def test_a_snapshot_groups_by_kind_and_frame():
+    graph = planner.load_snapshot(TINY_SNAPSHOT)
+    assert supported_groupings(graph) == ("kind", "frame")
+    peak = live_peak(graph)
+    assert sum(g.bytes for g in group(graph, peak, "frame")) == peak.bytes
+
+
+def test_an_unknown_grouping_is_refused():
+    graph = planner.load(RELU_UNFUSED)
+    with pytest.raises(ValueError, match="unknown grouping"):
+        group(graph, live_peak(graph), "colour")
