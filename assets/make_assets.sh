@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate what assets/ holds that is drawn, not written by hand:
 #   icons/slabscope-N.png   the PNG renderings of icons/slabscope.svg (Qt's SVG renderer)
-#   screenshots/*.png       the README's pictures, drawn by `slabscope export` from the examples
+#   ../docs/images/*.png    the README's and docs' pictures, drawn by `slabscope export` from the
+#                           examples and the small files under tests/data
 # Needs an installed slabscope (`make test` or `pip install .`); no display.
 #   bash assets/make_assets.sh [PYTHON]     (default: .venv/bin/python, else python3)
 set -euo pipefail
@@ -28,13 +29,20 @@ for size in SIZES:
     assert image.save(f"icons/slabscope-{size}.png"), size
 PYTHON
 
-mkdir -p screenshots
-shot() {  # OUT EXAMPLE ARGS...: one README picture
-    local out=$1 example=$2; shift 2
-    "$PY" -m slabscope export "example_graphs/$example" --png "screenshots/$out" "$@"
+IMAGES=../docs/images
+mkdir -p "$IMAGES"
+shot() {  # OUT FILE ARGS...: one picture of the docs; FILE is relative to the repository root
+    local out=$1 file=$2; shift 2
+    "$PY" -m slabscope export "../$file" --png "$IMAGES/$out" "$@"
 }
-shot window.png relu_unfused.json --view window --width 1440 --height 900
-shot slab.png luminal_join.json --view slab --width 900 --height 260 --scale 2
-shot dag.png diamond_exec.json --view dag --width 700 --height 420 --scale 2
-shot lifetimes.png luminal_chain.json --view map --width 900 --height 320 --scale 2
-ls -l icons/*.png screenshots/*.png
+EXAMPLES=assets/example_graphs
+shot window.png tests/data/pt2/attention.pt2 --view window --width 1280 --height 800
+shot peak.png tests/data/pt2/attention.pt2 --view map --width 900 --height 320
+shot allocator.png tests/data/tiny_snapshot.pickle --view map --addresses pytorch --width 900 --height 320
+shot snapshot-window.png tests/data/tiny_snapshot.pickle --view window --width 1280 --height 800
+shot runs-unfused.png $EXAMPLES/relu_unfused.json --view slab --width 900 --height 220
+shot runs-fused.png $EXAMPLES/relu_fused.json --view slab --width 900 --height 220
+shot slab.png $EXAMPLES/luminal_join.json --view slab --width 900 --height 260 --scale 2
+shot dag.png $EXAMPLES/diamond_exec.json --view dag --width 700 --height 420 --scale 2
+shot lifetimes.png $EXAMPLES/luminal_chain.json --view map --width 900 --height 320 --scale 2
+ls -l icons/*.png "$IMAGES"/*.png

@@ -1,6 +1,6 @@
 """Executable graphs larger than the worked example: an MLP and transformer blocks.
 
-Each generator returns graph-file data (see the README's format): nodes with ops and operands,
+Each generator returns graph-file data (see docs/formats.md): nodes with ops and operands,
 buffers with shapes and kinds, and the generation order as the serial `schedule`. Pure Python.
 """
 

@@ -149,7 +149,7 @@ def _buffer_size(entry: dict, name: str) -> tuple[int, tuple[int, ...] | None, s
 
 
 def graph_from_dict(data, name: str = "graph", *, cancel: CancelToken = NEVER) -> Graph:
-    """Validate graph-file data (see the README for the format) and build a `Graph`.
+    """Validate graph-file data (see docs/formats.md for the format) and build a `Graph`.
 
     Uses and edges may be derived from nodes' `inputs`, `outputs` and `workspace`: a buffer
     without `uses` is used by every node that lists it, and each node that writes a buffer gets

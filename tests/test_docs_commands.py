@@ -1,0 +1,183 @@
+"""Every command the README and docs/ show in a shell block runs as written.
+
+A command is a line of a ```sh, ```bash or ```console block (in a console block, a line after
+`$ `) that starts with `slabscope` or `python -m slabscope`. It is run when it names a file of
+the repository (so a command on a user's own file, or a synopsis with FILE in it, is skipped)
+and when it needs no window (`plan`, `export`, `run`, `generate`, `allocator`).
+
+Each runs through this interpreter (`sys.executable -m slabscope`) in an empty folder of its
+own: the repository files it names are made absolute, and anything it writes (`--png peak.png`)
+lands in that folder, never in the checkout. Output paths are never rewritten, so a command that
+would write into the repository fails here. The exit status must be 0, or the one the line states
+in a trailing comment (`# exit status 1`). The commands run side by side, one per core.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+SHELL_BLOCK = re.compile(r"^```(sh|bash|console)[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+STATED_STATUS = re.compile(r"#\s*exit status (\d+)\s*$")
+# Subcommands that need no display; `slabscope [FILE]` and `open` would open the window.
+HEADLESS = {"plan", "export", "run", "generate", "allocator"}
+# Options whose value is a file to write: never made absolute, so it lands in the run's folder.
+OUTPUT_OPTIONS = {"--png", "--svg", "--csv", "-o", "--output"}
+COMMAND_TIMEOUT = 180
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    page: str       # path of the page, relative to the repository
+    line: int       # line of the page where the command starts
+    text: str       # the command as written
+    args: tuple     # the arguments after `slabscope`, repository files made absolute
+    status: int     # the exit status it must end with
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def _lines(body: str, console: bool, first_line: int):
+    """(line number, command text) of a block: continuation lines joined, and in a console
+    block only the lines after a `$ ` prompt."""
+    pending, start = None, 0
+    for offset, line in enumerate(body.splitlines()):
+        number = first_line + offset
+        if pending is not None:
+            text = pending + " " + line.strip()
+        elif console:
+            if not line.startswith("$ "):
+                continue
+            text, start = line[2:].strip(), number
+        else:
+            text, start = line.strip(), number
+        if text.endswith("\\"):
+            pending = text[:-1].rstrip()
+            continue
+        pending = None
+        if text and not text.startswith("#"):
+            yield start, text
+
+
+def _slabscope_args(words: list[str]) -> list[str] | None:
+    """The arguments after `slabscope` or `python -m slabscope`, or None for another command."""
+    if words[:1] == ["slabscope"]:
+        return words[1:]
+    if len(words) >= 3 and re.fullmatch(r"python3?", words[0]) and words[1:3] == ["-m", "slabscope"]:
+        return words[3:]
+    return None
+
+
+def _repository_file(word: str) -> Path | None:
+    """The repository file `word` names as a relative path, or None."""
+    if not word or word.startswith(("-", "/", "~")):
+        return None
+    path = (ROOT / word).resolve()
+    return path if path.is_file() and path.is_relative_to(ROOT) else None
+
+
+def doc_commands(pages=PAGES) -> list[DocCommand]:
+    """Every command of the pages' shell blocks that names a repository file and needs no
+    window, in page order; a command shown twice is run once, where it first appears."""
+    found, seen = [], set()
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for block in SHELL_BLOCK.finditer(text):
+            first_line = text.count("\n", 0, block.start(2)) + 1
+            for number, command in _lines(block.group(2), block.group(1) == "console", first_line):
+                stated = STATED_STATUS.search(command)
+                words = shlex.split(command, comments=True)
+                args = _slabscope_args(words)
+                if not args or args[0] not in HEADLESS:
+                    continue
+                named, rewritten, writes = False, [], False
+                for word in args:
+                    path = None if writes else _repository_file(word)
+                    writes = word in OUTPUT_OPTIONS
+                    named = named or path is not None
+                    rewritten.append(str(path) if path else word)
+                if named and tuple(rewritten) not in seen:
+                    seen.add(tuple(rewritten))
+                    name = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page.name
+                    found.append(DocCommand(str(name), number, command,
+                                            tuple(rewritten), int(stated.group(1)) if stated else 0))
+    return found
+
+
+COMMANDS = doc_commands()
+
+
+def _run(command: DocCommand, folder: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run([sys.executable, "-m", "slabscope", *command.args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """Every command's folder and result, run side by side."""
+    folders = {c.id: tmp_path_factory.mktemp("doc-command") for c in COMMANDS}
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        futures = {c.id: pool.submit(_run, c, folders[c.id]) for c in COMMANDS}
+        return {key: (folders[key], future.result()) for key, future in futures.items()}
+
+
+def test_the_pages_show_commands_that_run_here():
+    pages = {c.page for c in COMMANDS}
+    assert "README.md" in pages and "docs/cli.md" in pages
+    readme = [c for c in COMMANDS if c.page == "README.md"]
+    assert {c.args[0] for c in readme} >= {"plan", "export", "allocator"}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
+def test_doc_command_runs_as_written(command, results):
+    folder, result = results[command.id]
+    assert result.returncode == command.status, (
+        f"{command.id}: `{command.text}` exited {result.returncode}, not {command.status}\n"
+        f"{result.stderr[-2000:]}")
+    for option in ("--png", "--svg", "--csv", "-o", "--output"):
+        if option in command.args:
+            written = command.args[command.args.index(option) + 1]
+            assert (folder / written).is_file(), f"{command.id}: {written} was not written"
+
+
+def test_shell_blocks_are_read_as_a_reader_would(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```sh\n"
+        "make run\n"
+        "slabscope plan assets/example_graphs/diamond.json \\\n"
+        "    --conflicts serial  # a comment\n"
+        "slabscope plan my_model.onnx\n"
+        "slabscope assets/example_graphs/diamond.json\n"
+        "python -m slabscope export assets/example_graphs/diamond.json --png"
+        " assets/example_graphs/diamond.json\n"
+        "```\n"
+        "```console\n"
+        "$ slabscope run assets/example_graphs/diamond_exec.json  # exit status 1\n"
+        "slabscope plan assets/example_graphs/diamond.json\n"
+        "```\n"
+        "```text\n"
+        "slabscope plan assets/example_graphs/diamond.json\n"
+        "```\n", encoding="utf-8")
+    found = doc_commands([page])
+    diamond = str(ROOT / "assets/example_graphs/diamond.json")
+    assert [(c.line, c.args, c.status) for c in found] == [
+        (3, ("plan", diamond, "--conflicts", "serial"), 0),
+        (7, ("export", diamond, "--png", "assets/example_graphs/diamond.json"), 0),
+        (10, ("run", str(ROOT / "assets/example_graphs/diamond_exec.json")), 1),
+    ]
+
