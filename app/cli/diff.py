@@ -58,15 +58,17 @@ def signed(size: int) -> str:
 
 def change(before: int, after: int) -> str:
     """`after - before` with its sign, and as a share of `before` when that is not zero."""
+    if after == before:
+        return f"the same ({human(after)})"
     share = f" ({(after - before) / before:+.0%})" if before else ""
     return f"{signed(after - before)}{share}"
 
 
 def largest_changes(result: Diff) -> tuple[str | None, tuple[Row, ...]]:
-    """The most specific grouping both sides carry, and its rows that changed, largest first."""
+    """The most specific grouping both sides carry, and all its rows that changed, largest first."""
     name = next((g for g in REPORT_GROUPINGS if g in result.attribution), None)
     rows = result.attribution.get(name, ()) if name else ()
-    return name, tuple(r for r in rows if r.difference_bytes)[:CHANGES_SHOWN]
+    return name, tuple(r for r in rows if r.difference_bytes)
 
 
 def format_diff(result: Diff) -> str:
@@ -83,8 +85,8 @@ def format_diff(result: Diff) -> str:
     name, rows = largest_changes(result)
     if rows:
         head += (f" The largest changes by {name}: "
-                 + ", ".join(f"{r.key} {signed(r.difference_bytes)}" for r in rows)
-                 + (", …" if len(result.attribution[name]) > len(rows) else "."))
+                 + ", ".join(f"{r.key} {signed(r.difference_bytes)}" for r in rows[:CHANGES_SHOWN])
+                 + (", …" if len(rows) > CHANGES_SHOWN else "."))
     lines.append(head)
     lines.append(f"B needs {change(a.slab_bytes, b.slab_bytes)} in its slab (first fit).")
     lines.append(f"B needs {change(a.reserved_bytes, b.reserved_bytes)} reserved by PyTorch's "
