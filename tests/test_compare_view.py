@@ -13,6 +13,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 from slabscope import planner
+from slabscope.app.cli import main
 from slabscope.app.state.session import Session
 from slabscope.app.views.compare.comparison import compare_with
 from slabscope.app.window import MainWindow
@@ -36,10 +37,12 @@ def compared(qtbot, window, path):
     return window.compare_view.comparison
 
 
-def test_compare_with_draws_both_curves_peaks_and_the_table(qtbot, window):
-    comparison = compared(qtbot, window, DIAMOND)
+def test_curves_peaks_table_highlight_drop_export_and_a_bad_file(qtbot, window, errors,
+                                                                  tmp_path):
+    # One window for all of these: each new window costs more than the checks.
+    comparison = compared(qtbot, window, RELU_FUSED)
     view = window.compare_view
-    assert comparison.diff.b.file == str(DIAMOND)
+    assert comparison.diff.b.file == str(RELU_FUSED)
     for side in "ab":
         figures = comparison.side(side)
         x, y = view.curves[side].getData()
@@ -47,46 +50,42 @@ def test_compare_with_draws_both_curves_peaks_and_the_table(qtbot, window):
         assert y.max() == figures.peak.bytes
         px, py = view.peaks[side].getData()
         assert (px[0], py[0]) == (x[figures.peak.step], figures.peak.bytes)
-    assert view.current_grouping() == "kind"  # the diamond has no ops: kinds are common
-    rows = view.rows()
-    assert view.table.rowCount() == len(rows)
-    assert sum(r.difference_bytes for r in rows) == comparison.diff.peak_live_difference_bytes
+    assert view.current_grouping() == "op"
+    assert view.table.rowCount() == len(view.rows())
+    assert sum(r.difference_bytes for r in view.rows()) == comparison.diff.peak_live_difference_bytes
 
-
-def test_selecting_a_row_highlights_its_buffers_on_both_curves(qtbot, window):
-    comparison = compared(qtbot, window, RELU_FUSED)
-    view = window.compare_view
+    # Selecting a row fills its buffers' bytes under both curves.
     view.grouping.setCurrentIndex(view.grouping.findData("kind"))
     index = next(i for i, r in enumerate(view.rows()) if r.a_count and r.b_count)
     view.select_row(index)
     row = view.rows()[index]
     for side, peak_bytes in (("a", row.a_bytes), ("b", row.b_bytes)):
         x, y = view.fills[side].getData()
-        step = comparison.side(side).peak.step
-        assert y[step] == peak_bytes  # at the live peak, exactly the row's bytes
+        assert y[comparison.side(side).peak.step] == peak_bytes  # the row's bytes at the peak
         assert np.all(y <= view.curves[side].getData()[1])  # under the whole curve
     view.table.clearSelection()
-    assert view.fills["a"].getData()[0] is None or len(view.fills["a"].getData()[0]) == 0
+    cleared = view.fills["a"].getData()[1]
+    assert cleared is None or not len(cleared)
 
+    assert window.export_png("compare", tmp_path / "compare.png", 1.0)
+    assert (tmp_path / "compare.png").stat().st_size > 1000
 
-def test_the_comparison_runs_off_the_gui_thread_and_a_bad_file_says_why(qtbot, window, errors,
-                                                                           tmp_path):
-    lane = window.executor.lane("compare")
-    window.compare_controller.compare_with(tmp_path / "missing.json")
-    assert lane.running  # submitted to the executor, not made in the call
-    qtbot.waitUntil(lambda: bool(errors))
-    assert errors[0][0] == "Cannot compare" and "missing.json" in errors[0][1]
-    assert window.compare_view.comparison is None and window.session.compare_path is None
-
-
-def test_shift_drop_compares_instead_of_opening(qtbot, window):
+    # Shift+drop compares with the dropped file instead of opening it.
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(DIAMOND))])
-    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
-                      Qt.MouseButton.NoButton, Qt.KeyboardModifier.ShiftModifier)
-    window.dropEvent(drop)
-    qtbot.waitUntil(lambda: window.compare_view.comparison is not None, timeout=20000)
+    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
+                                Qt.MouseButton.NoButton, Qt.KeyboardModifier.ShiftModifier))
+    qtbot.waitUntil(lambda: view.comparison.b_path == DIAMOND, timeout=20000)
     assert window.session.path == RELU_UNFUSED
+    assert view.current_grouping() == "kind"  # the diamond has no ops: kinds are common
+
+    # The comparison runs on the executor's lane; a file that cannot be read says why.
+    lane = window.executor.lane("compare")
+    window.compare_controller.compare_with(tmp_path / "missing.json")
+    assert lane.running  # submitted, not made in the call
+    qtbot.waitUntil(lambda: bool(errors))
+    assert errors[0][0] == "Cannot compare" and "missing.json" in errors[0][1]
+    assert view.comparison is None and window.session.compare_path is None
 
 
 def test_a_session_file_saves_and_restores_the_comparison(qtbot, window, tmp_path, monkeypatch):
@@ -105,12 +104,6 @@ def test_a_session_file_saves_and_restores_the_comparison(qtbot, window, tmp_pat
     assert other.compare_view.comparison.b_path == (tmp_path / DIAMOND.name).resolve()
 
 
-def test_the_compare_view_exports_as_png(qtbot, window, tmp_path):
-    compared(qtbot, window, DIAMOND)
-    assert window.export_png("compare", tmp_path / "compare.png", 1.0)
-    assert (tmp_path / "compare.png").stat().st_size > 1000
-
-
 def test_steps_of_both_sides_stretch_to_the_longer():
     a, b = planner.load(RELU_UNFUSED), planner.load(DIAMOND)
     comparison = compare_with(a, "a", DIAMOND, CancelToken())
@@ -119,3 +112,11 @@ def test_steps_of_both_sides_stretch_to_the_longer():
         steps = comparison.steps(side)
         assert steps[-1] == longer - 1 and steps[0] == 0
     assert comparison.diff.b.peak.bytes == planner.diff(a, b).b.peak.bytes
+
+
+def test_export_draws_the_compare_view_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "compare.png"
+    assert main(["export", str(RELU_UNFUSED), "--view", "compare", "--compare", str(DIAMOND),
+                 "--png", str(out)]) == 0
+    assert out.stat().st_size > 1000 and "compare view" in capsys.readouterr().out
+    assert main(["export", str(RELU_UNFUSED), "--view", "compare", "--png", str(out)]) == 2

@@ -58,10 +58,10 @@ class CompareView(QWidget):
         plot.setDownsampling(auto=True, mode="peak")  # snapshots have tens of thousands of steps
         plot.setClipToView(True)
         plot.getViewBox().setMouseEnabled(x=True, y=False)
-        self.legend = plot.addLegend(offset=(-10, 10))
         self.fills = {side: pg.PlotDataItem(fillLevel=0, pen=None) for side in "ab"}
-        self.curves = {"a": plot.plot(pen=pg.mkPen(A_COLOR, width=1.5), name="A"),
-                       "b": plot.plot(pen=pg.mkPen(B_COLOR, width=1.5), name="B")}
+        # No legend: the summary above names A and B in the curves' colours.
+        self.curves = {"a": plot.plot(pen=pg.mkPen(A_COLOR, width=1.5)),
+                       "b": plot.plot(pen=pg.mkPen(B_COLOR, width=1.5))}
         self.peaks = {side: pg.ScatterPlotItem(size=10, symbol="t", pen=pg.mkPen("k"),
                                                brush=color)
                       for side, color in (("a", A_COLOR), ("b", B_COLOR))}
@@ -80,9 +80,12 @@ class CompareView(QWidget):
         for column, tip in enumerate(COLUMN_TIPS):
             self.table.horizontalHeaderItem(column).setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)  # one line a row; long frames elide in the middle
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in range(1, len(COLUMNS)):
@@ -125,16 +128,18 @@ class CompareView(QWidget):
             figures = comparison.side(side)
             x = comparison.steps(side)
             self.curves[side].setData(x, np.asarray(figures.peak.curve.bytes, dtype=np.float64))
-            self.legend.getLabel(self.curves[side]).setText(f"{side.upper()}: {Path(figures.file).name}")
             peak_x = float(x[figures.peak.step]) if len(x) else 0.0
             self.peaks[side].setData([peak_x], [float(figures.peak.bytes)])
-            self.peak_labels[side].setText(f"{side.upper()} live peak {format_bytes(figures.peak.bytes)}")
+            self.peak_labels[side].setText(
+                f"{side.upper()} live peak {format_bytes(figures.peak.bytes)}")
             self.peak_labels[side].setPos(peak_x, float(figures.peak.bytes))
+        self._place_peak_labels(comparison)
         a_steps, b_steps = comparison.a_lifetimes.steps, comparison.b_lifetimes.steps
         axis = "schedule step"
         if a_steps != b_steps:
             shorter = "A" if a_steps < b_steps else "B"
-            axis += f" ({shorter} stretched from {min(a_steps, b_steps):,} to {comparison.length:,} steps)"
+            axis += (f" ({shorter} stretched from {min(a_steps, b_steps):,} to "
+                     f"{comparison.length:,} steps)")
         self.plot_widget.getPlotItem().setLabel("bottom", axis)
         top = max(comparison.diff.a.peak.bytes, comparison.diff.b.peak.bytes, 1)
         self.plot_widget.getPlotItem().getViewBox().setRange(
@@ -151,19 +156,38 @@ class CompareView(QWidget):
         self.grouping.blockSignals(False)
         self._fill_table()
 
+    def _place_peak_labels(self, comparison: Comparison) -> None:
+        """Keep each peak's label inside the plot (left- or right-aligned near an end) and, when
+        the two peaks are close, put the lower one's label under its mark."""
+        length = max(comparison.length - 1, 1)
+        spots = {}
+        for side in "ab":
+            x = comparison.steps(side)
+            step = comparison.side(side).peak.step
+            spots[side] = (float(x[step]) / length if len(x) else 0.0,
+                           comparison.side(side).peak.bytes)
+        (ax, ay), (bx, by) = spots["a"], spots["b"]
+        close = abs(ax - bx) < 0.25 and abs(ay - by) < 0.12 * max(ay, by, 1)
+        lower = min("ab", key=lambda side: spots[side][1])
+        for side, (fraction, _) in spots.items():
+            across = 0.0 if fraction < 0.12 else 1.0 if fraction > 0.88 else 0.5
+            self.peak_labels[side].setAnchor((across, -0.3 if close and side == lower else 1.2))
+
     def _summary_html(self, comparison: Comparison) -> str:
         diff = comparison.diff
         lines = []
         for side, color in (("a", A_COLOR), ("b", B_COLOR)):
             s = comparison.side(side)
             source = "recorded" if s.reserved_recorded else "modelled"
-            lines.append(f"<b style='color:{color.name()}'>{side.upper()}</b> {escape(Path(s.file).name)}: live peak "
+            name = escape(Path(s.file).name)
+            lines.append(f"<b style='color:{color.name()}'>{side.upper()}</b> {name}: live peak "
                          f"<b>{format_bytes(s.peak.bytes)}</b> at step {s.peak.step:,} · slab "
                          f"{format_bytes(s.slab_bytes)} · lower bound "
                          f"{format_bytes(s.lower_bound_bytes)} · reserved "
                          f"{format_bytes(s.reserved_bytes)} ({source})")
         a, b = diff.a, diff.b
-        share = f" ({diff.peak_live_difference_bytes / a.peak.bytes:+.0%})" if a.peak.bytes else ""
+        change = diff.peak_live_difference_bytes
+        share = f" ({change / a.peak.bytes:+.0%})" if a.peak.bytes and change else ""
         lines.append(f"B needs <b>{signed_bytes(diff.peak_live_difference_bytes)}</b>{share} at its "
                      f"live peak, {signed_bytes(b.slab_bytes - a.slab_bytes)} in its slab, "
                      f"{signed_bytes(b.reserved_bytes - a.reserved_bytes)} reserved.")
