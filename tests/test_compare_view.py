@@ -79,11 +79,21 @@ def test_curves_peaks_table_highlight_drop_export_and_a_bad_file(qtbot, window, 
     assert window.session.path == RELU_UNFUSED
     assert view.current_grouping() == "kind"  # the diamond has no ops: kinds are common
 
+    # Cancelled (the status bar's Cancel), the comparison shown stays in force.
+    window.compare_controller.compare_with(RELU_FUSED)
+    lane = window.executor.lane("compare")
+    lane.cancel()
+    qtbot.waitUntil(lambda: not lane.running)
+    assert window.session.compare_path == DIAMOND and view.comparison.b_path == DIAMOND
+
     # The comparison runs on the executor's lane; a file that cannot be read says why.
     lane = window.executor.lane("compare")
     window.compare_controller.compare_with(tmp_path / "missing.json")
     assert lane.running  # submitted, not made in the call
+    veil = window.compare_controller.veil
+    assert "missing.json" in veil.text  # the comparison shown is veiled meanwhile
     qtbot.waitUntil(lambda: bool(errors))
+    qtbot.waitUntil(lambda: veil.isHidden())
     assert errors[0][0] == "Cannot compare" and "missing.json" in errors[0][1]
     assert view.comparison is None and window.session.compare_path is None
 

@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
 from slabscope.app.state.tasks import Task, deliver, run_task
+from slabscope.app.views.common.busy_overlay import BusyOverlay
 from slabscope.app.views.compare.compare_view import CompareView
 from slabscope.app.views.compare.comparison import Comparison, compare_with
 
@@ -28,6 +29,12 @@ class CompareController(QObject):
     def __init__(self, window, session, view: CompareView, lane=None):
         super().__init__(window)
         self.window, self.session, self.view, self.lane = window, session, view, lane
+        # The comparison shown stays, dimmed, while the next one is made.
+        self.veil = BusyOverlay(view, empty=lambda: view.comparison is None)
+        self._task: Task | None = None  # the comparison being made
+        if lane is not None:
+            lane.sigRunningChanged.connect(lambda running: running or self.veil.set_text(None))
+            lane.sigEnded.connect(self._ended)
         self._made_for: tuple | None = None  # (graph, path) of the comparison shown or coming
         self._refresh_soon = QTimer(self)
         self._refresh_soon.setSingleShot(True)
@@ -82,7 +89,21 @@ class CompareController(QObject):
         if self.lane is None:  # no executor (scripts, exports): at once
             deliver(task, run_task(task))
         else:
+            self.veil.set_text(f"Comparing with {path.name}")
+            self._task = task
             self.lane.submit(task)
+
+    def _ended(self, task: Task, how: str) -> None:
+        """A comparison cancelled by the user (not superseded) leaves the one shown in force."""
+        if task is not self._task or how != "cancelled":
+            return
+        shown = self.view.comparison
+        self.session.compare_path = shown.b_path if shown is not None else None
+        self._made_for = (self.session.graph, shown.b_path) if shown is not None else None
+        if shown is not None and shown.diff.a.graph is not self.session.graph:
+            self._made_for = None  # the graph changed too: what is shown is out of date
+            self.session.compare_path = None
+            self.view.show_comparison(None)
 
     def choose(self) -> None:
         """Ask for the file to compare the open graph with."""
