@@ -130,3 +130,21 @@ def test_export_draws_the_compare_view_from_the_command_line(tmp_path, capsys):
                  "--png", str(out)]) == 0
     assert out.stat().st_size > 1000 and "compare view" in capsys.readouterr().out
     assert main(["export", str(RELU_UNFUSED), "--view", "compare", "--png", str(out)]) == 2
+
+
+def test_a_session_names_the_compared_file_inside_its_folder(tmp_path):
+    from slabscope.app.state.session_file import read_session
+
+    shutil.copy(RELU_UNFUSED, tmp_path / "a.json")
+    shutil.copy(DIAMOND, tmp_path / "b.json")
+
+    def session(compare):
+        path = tmp_path / "s.slabscope"
+        path.write_text(json.dumps({"format": "slabscope-session", "version": 1,
+                                    "graph": "a.json", "compare": compare}))
+        return path
+
+    assert read_session(session("b.json"))[2]["compare"] == (tmp_path / "b.json").resolve()
+    for outside in ("../b.json", str(tmp_path / "b.json"), 7):
+        with pytest.raises(planner.PlanError, match="compare"):
+            read_session(session(outside))
