@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +18,7 @@ from slabscope.planner.analysis.peak import live_peak
 from tests.examples import DIAMOND, RELU_FUSED, RELU_UNFUSED
 from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder, py_frame
 
+PT2 = Path(__file__).parent / "data" / "pt2"
 ROW_KEYS = {"key", "a_bytes", "b_bytes", "difference_bytes", "a_count", "b_count"}
 SIDE_KEYS = {"file", "peak_live_bytes", "peak_step", "slab_bytes", "lower_bound_bytes",
              "reserved_bytes"}
@@ -155,3 +157,15 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
     assert main(["diff", str(RELU_UNFUSED), str(missing)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing.json" in err
+
+
+def test_exported_programs_attribute_by_module_and_match_a_count_from_scratch():
+    from tests.test_peak import _brute_force
+
+    a, b = (planner.load(PT2 / name) for name in ("mlp.pt2", "attention.pt2"))
+    result = planner.diff(a, b)
+    assert set(result.attribution) == {"op", "kind", "module"}
+    assert_adds_up(result)
+    for graph, figures in ((a, result.a), (b, result.b)):
+        peak, step, live = _brute_force(graph)
+        assert (figures.peak.bytes, figures.peak.step, set(figures.peak.buffers)) == (peak, step, live)
