@@ -22,6 +22,14 @@ KIND = "compare"
 GRAPH_FILTER = "Graphs (*.json *.onnx *.pt2 *.csv *.pickle);;All files (*)"
 
 
+def _same(one: tuple | None, other: tuple | None) -> bool:
+    """Whether two (graph, path) requests are one: the same graph object (graphs compare by
+    value, which on a large one takes long) and the same path."""
+    if one is None or other is None:
+        return one is other
+    return one[0] is other[0] and one[1] == other[1]
+
+
 class CompareController(QObject):
     """Makes the comparison of the session's graph with `session.compare_path` in the background
     and shows it in `view`; failures go to `window.show_error`."""
@@ -62,7 +70,7 @@ class CompareController(QObject):
         """Start the comparison the session asks for, unless it is the one shown or coming."""
         graph, path = self.session.graph, self.session.compare_path
         wanted = (graph, path) if graph is not None and path is not None else None
-        if wanted == self._made_for:
+        if _same(wanted, self._made_for):
             return
         self._made_for = wanted
         if wanted is None:
@@ -73,19 +81,20 @@ class CompareController(QObject):
         name = str(self.session.path) if self.session.path else graph.name
 
         def done(comparison: Comparison) -> None:
-            if self._made_for == wanted:
+            if _same(self._made_for, wanted):
                 self.view.show_comparison(comparison)
                 self.window.docks[KIND].raise_()
 
         def failed(message: str) -> None:
-            if self._made_for == wanted:
+            if _same(self._made_for, wanted):
                 self._made_for = None
                 self.session.compare_path = None
                 self.view.show_comparison(None)
-                self.window.show_error("Cannot compare", f"{path.name} was not compared.\n\n{message}")
+                self.window.show_error("Cannot compare",
+                                       f"{path.name} was not compared.\n\n{message}")
 
-        task = Task(f"Comparing with {path.name}", lambda token: compare_with(graph, name, path, token),
-                    done, failed)
+        task = Task(f"Comparing with {path.name}",
+                    lambda token: compare_with(graph, name, path, token), done, failed)
         if self.lane is None:  # no executor (scripts, exports): at once
             deliver(task, run_task(task))
         else:
