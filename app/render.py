@@ -20,10 +20,11 @@ from slabscope.app.views.export.export_title import export_title
 from slabscope.app.views.export.png_export import render_png, render_svg, title_height
 from slabscope.planner import PlanError
 
-VIEWS = ("slab", "map", "dag", "timeline", "window")
+VIEWS = ("slab", "map", "dag", "timeline", "compare", "window")
 LAYOUT_WAIT_S = 5.0  # the longest an export waits for item views to lay out their rows
 DEFAULT_SIZES = {"slab": QSize(1200, 420), "map": QSize(1200, 700), "dag": QSize(1000, 900),
-                 "timeline": QSize(1200, 500), "window": QSize(1600, 1000)}
+                 "timeline": QSize(1200, 500), "compare": QSize(1400, 440),
+                 "window": QSize(1600, 1000)}
 
 
 def build_view(session, view: str, settings: QSettings | None = None) -> QWidget:
@@ -58,6 +59,17 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
     if view == "timeline":
         from slabscope.app.views.timeline.timeline_view import TimelineView
         return TimelineView(session)
+    if view == "compare":
+        # The session's graph against `session.compare_path`, compared here: an export waits.
+        from slabscope.app.views.compare.compare_view import CompareView
+        from slabscope.app.views.compare.comparison import compare_with
+        from slabscope.planner.support.cancel import NEVER
+
+        view_widget = CompareView()
+        if session.graph is not None and session.compare_path is not None:
+            name = str(session.path) if session.path else session.graph.name
+            view_widget.show_comparison(compare_with(session.graph, name, session.compare_path, NEVER))
+        return view_widget
     if view == "window":
         from slabscope.app.window import MainWindow
         return MainWindow(session, settings)

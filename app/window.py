@@ -28,6 +28,7 @@ from slabscope.app.views.allocator.allocator_panel import AllocatorPanel
 from slabscope.app.views.common.busy_overlay import BusyOverlay
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.elided_label import ElidedLabel
+from slabscope.app.views.compare.compare_actions import install_compare_actions
 from slabscope.app.views.dag.dag_view import DagView
 from slabscope.app.views.dag.graph_panel import GraphPanel
 from slabscope.app.views.dag.node_panel import NodePanel
@@ -180,6 +181,8 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addSeparator()
+        install_compare_actions(self, self.session, file_menu, self.executor)
+        file_menu.addSeparator()
         self._action(file_menu, "Open &Session…", self.choose_session, "Ctrl+Shift+O")
         self._action(file_menu, "&Save Session", self.save_session, QKeySequence.StandardKey.Save)
         self._action(file_menu, "Save Session &As…", self.save_session_as, "Ctrl+Shift+S")
@@ -235,6 +238,7 @@ class MainWindow(QMainWindow):
     def _build_export_menu(self) -> None:
         views = (("&Slab Bar…", "slab", None), ("&Lifetime Map…", "map", None),
                  ("&DAG…", "dag", None), ("&Timeline…", "timeline", None),
+                 ("&Compare…", "compare", None),
                  ("Whole &Window…", "window", "Ctrl+E"))
         for text, view, shortcut in views:
             self._action(self.export_menu, text, lambda v=view: self.choose_export(v), shortcut)
@@ -249,9 +253,10 @@ class MainWindow(QMainWindow):
             self.export_scales[scale] = action
 
     def export_widget(self, view: str):
-        """The widget shown for export `view` ("slab", "map", "dag", "timeline" or "window")."""
+        """The widget shown for export `view` ("slab", "map", "dag", "timeline", "compare" or
+        "window")."""
         return {"slab": self.slab_view, "map": self.lifetime_view, "dag": self.graph_panel,
-                "timeline": self.timeline_view, "window": self}[view]
+                "timeline": self.timeline_view, "compare": self.compare_view, "window": self}[view]
 
     def export_scale(self) -> float:
         """The scale checked in the Export PNG menu."""
@@ -515,7 +520,11 @@ class MainWindow(QMainWindow):
         files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         if files:
             event.acceptProposedAction()
-            self.open_path(files[0])
+            # Shift held: compare the open graph with the dropped file instead of opening it.
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and self.session.graph:
+                self.compare_controller.compare_with(files[0])
+            else:
+                self.open_path(files[0])
 
     # --- title and status ----------------------------------------------------------------
 

@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "run": ("run", "execute a plan in one slab and measure its phases"),
     "generate": ("generate", "write a larger executable graph (mlp, transformer)"),
     "allocator": ("allocator", "what PyTorch's caching allocator would reserve, beside the slab"),
+    "diff": ("diff", "compare two runs: live peak, slab and reserved, the difference attributed"),
 }
 
 EXIT_BAD_INPUT = 2

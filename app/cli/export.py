@@ -23,8 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--png", metavar="OUT", help="PNG file to write")
     parser.add_argument("--svg", metavar="OUT", help="SVG file to write (beside or instead of the PNG)")
     parser.add_argument("--view", choices=VIEWS, default="slab",
-                        help="what to draw: slab bar, lifetime map, DAG, timeline or the whole "
-                             "window (default: slab)")
+                        help="what to draw: slab bar, lifetime map, DAG, timeline, the comparison "
+                             "with --compare's file, or the whole window (default: slab)")
+    parser.add_argument("--compare", metavar="B",
+                        help="compare view: the second run (any file slabscope opens) set "
+                             "against FILE")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="pixels per logical pixel, e.g. 2 for HiDPI (default: 1)")
     parser.add_argument("--order", help="request order: buffer names separated by commas, "
@@ -85,9 +88,11 @@ def run(args) -> int:
     if args.view == "timeline" and not args.run:
         raise planner.PlanError("the timeline shows a measured run: add --run to execute the "
                                 "plan first")
+    if (args.view == "compare") != (args.compare is not None):
+        raise planner.PlanError("--view compare and --compare B go together")
     _check_size(args)
     # Before any work: never over the input, never one file for both pictures, never a FIFO.
-    check_outputs([args.file], [("PNG", args.png), ("SVG", args.svg)])
+    check_outputs([args.file, args.compare], [("PNG", args.png), ("SVG", args.svg)])
     # Loading, planning and drawing are bounded by --timeout and show progress on a terminal;
     # the views plan in their own tasks, so past the timeout the process ends (exit 3).
     with LongWork(args.file, args.timeout) as work:
@@ -121,6 +126,7 @@ def run(args) -> int:
         # The views are built after this, from these settings only (never from saved ones).
         session.view = ViewSettings(addresses=args.addresses, slab=args.slab_view, tab=args.tab,
                                     colours=args.colours)
+        session.compare_path = Path(args.compare) if args.compare else None
         if session.plan is None:
             plan_here()  # raises the planner's own error (a capacity error exits 3)
             raise planner.PlanError(session.plan_error or "no plan")

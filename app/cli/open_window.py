@@ -55,6 +55,7 @@ def run(args) -> int:
     collector = GarbageCollector(interval=1.0)  # noqa: F841 (kept alive by this frame)
     session = Session()
     window = MainWindow(session)
+    session.compare_path = settings.pop("compare", None)  # a session's comparison, made anew
     session.set_graph(graph, graph_path, **settings)  # plans in the background
     window.planning.warm_up()  # then the other kernels, before anyone asks for search
     window.opened(path)

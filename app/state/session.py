@@ -133,6 +133,7 @@ class Session:
         self.budget = DEFAULT_BUDGET
         self.seed = 0                      # search's random seed
         self.view = ViewSettings()         # how the views show the plan (not part of the plan)
+        self.compare_path: Path | None = None  # the run the Compare view sets against this one
         self.iterations: int | None = None  # the most steps search may take (None: the budget)
         self.plan: planner.Plan | None = None
         self.plan_error: str | None = None
@@ -243,6 +244,7 @@ class Session:
                 self.sigSessionGraphOutside.emit(path, result.stored, result.graph_path)
                 return
             graph, graph_path, settings = result
+            self.compare_path = settings.pop("compare")  # a session restores its comparison
             self.set_graph(graph, graph_path, **settings)
             self.sigOpened.emit(path)
 
@@ -298,7 +300,7 @@ class Session:
         freeze_large(graph)  # the views have built what they keep of it
         self._request_plan()
 
-    # --- session files (graph path, order, algorithm, conflicts, capacity, view) -----------
+    # --- session files (graph path, order, algorithm, conflicts, capacity, view, compare) --
 
     def save_session(self, path) -> None:
         """Write the session as JSON to `path` and mark the undo stack clean; the file it
@@ -316,6 +318,9 @@ class Session:
                 "order": list(self.order), "algorithm": self.algorithm,
                 "conflicts": self.conflicts, "capacity": self.capacity,
                 "view": self.view.to_json()}
+        if self.compare_path is not None:
+            data["compare"] = Path(os.path.relpath(self.compare_path.resolve(),
+                                                   path.resolve().parent)).as_posix()
         check_outputs([self.path], [("session", path)])  # never over the graph it names
         write_atomic(path, json.dumps(data, indent=2) + "\n", "session", backup=True)
         self.undo_stack.setClean()

@@ -23,7 +23,9 @@ from slabscope.planner.support.cancel import NEVER, Cancelled, CancelToken
 SESSION_FORMAT = "slabscope-session"
 SESSION_VERSION = 1
 # "view" (how the views show the plan) is optional: files written before it open as before.
-SESSION_KEYS = ("format", "version", "graph", "order", "algorithm", "conflicts", "capacity", "view")
+# "compare" (the file the Compare view sets against the graph, relative like "graph") is optional.
+SESSION_KEYS = ("format", "version", "graph", "order", "algorithm", "conflicts", "capacity", "view",
+                "compare")
 
 
 def _shown(value) -> str:
@@ -70,7 +72,8 @@ def _choice(path: Path, data: dict, key: str, default: str, known) -> str:
 def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEVER
                  ) -> tuple[planner.Graph, Path, dict]:
     """Parse and check a session file: the graph it names, that graph's path, and the settings
-    (`order`, `algorithm`, `conflicts`, `capacity`, `view`) ready for `Session.set_graph`.
+    (`order`, `algorithm`, `conflicts`, `capacity`, `view`) ready for `Session.set_graph`, with
+    `compare`, the file the Compare view sets against it (a path, or None).
 
     A graph outside the session's folder is a `GraphOutsideSession` unless `allow_outside`
     (the user said yes to that path). `cancel` stops loading the graph.
@@ -106,6 +109,7 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
         view = view_settings_from(data["view"]) if "view" in data else ViewSettings()
     except ValueError as exc:
         _fail(path, str(exc))
+    compare = _compare_path(path, data.get("compare"), allow_outside)
     graph_path, outside = graph_location(path, stored)
     if outside and not allow_outside:
         raise GraphOutsideSession(
@@ -117,7 +121,21 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
     except planner.PlanError as exc:
         _fail(path, f"'order': {exc}")
     return graph, graph_path, {"order": order, "algorithm": algorithm, "conflicts": conflicts,
-                               "capacity": capacity, "view": view}
+                               "capacity": capacity, "view": view, "compare": compare}
+
+
+def _compare_path(path: Path, stored, allow_outside: bool) -> Path | None:
+    """The file the session compares its graph with: None when it names none. Like the graph, it
+    must lie in the session's folder unless the user agreed to outside paths."""
+    if stored is None:
+        return None
+    if not isinstance(stored, str) or not stored or "\0" in stored or not stored.isprintable():
+        _fail(path, f"'compare' must be a file path, got {_shown(stored)}")
+    target, outside = graph_location(path, stored)
+    if outside and not allow_outside:
+        _fail(path, f"its compare path {quoted(stored)} {outside}; a session names files "
+                    f"relative to its own folder")
+    return target
 
 
 def _load_named_graph(path: Path, graph_path: Path, cancel: CancelToken) -> planner.Graph:
