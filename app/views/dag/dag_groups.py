@@ -1,17 +1,16 @@
-"""A large DAG drawn as its structure: nodes folded into groups, by namespace where the names
-have one ("block1/conv2", "l0.ffn1"), else into chains (runs of nodes each with one way in and
-one way out), as model explorers collapse namespaces. No Qt here."""
+"""A large DAG drawn as its structure: nodes folded into groups, by module where the nodes carry
+one (`nn_module_stack` of a `.pt2`, as node attr "module"), else by namespace where the names
+have one (ONNX name scopes "/block1/conv2", "l0.ffn1"), else into chains (runs of nodes each
+with one way in and one way out), as model explorers collapse namespaces. No Qt here."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
-from types import MappingProxyType
 
-from slabscope.planner.model.graph import Graph, Node
+from slabscope.planner.model.graph import Graph
 
-GROUP_LIMIT = 150          # a DAG of more nodes than this is drawn folded in pictures
+GROUP_LIMIT = 150          # at most this many groups of any kind
 NAMESPACE_LIMIT = 40       # namespaces fold at the deepest level with at most this many groups
 NAME_SEPARATORS = re.compile(r"[/.:]")  # between the parts of a namespaced name
 
@@ -22,7 +21,18 @@ class NodeGroups:
 
     group_of: tuple[int, ...]
     labels: tuple[str, ...]
-    how: str  # "namespace" or "chain" (the window's folding adds "run": dag_folding)
+    how: str  # "module", "namespace" or "chain" (the window's folding adds "run": dag_folding)
+
+
+def _module_groups(graph: Graph, limit: int) -> NodeGroups | None:
+    """Groups by the leading parts of each node's module path, the deepest level that keeps at
+    most `limit`; None unless most nodes carry a module."""
+    # "layers.0.attn (Attention)": the path, without the class name.
+    paths = [str(node.attrs.get("module") or "").split(" (", 1)[0] for node in graph.nodes]
+    if sum(bool(p) for p in paths) < len(paths) / 2:
+        return None
+    parts = [p.split(".") if p else ["(root)"] for p in paths]
+    return _prefix_groups(parts, limit, "module", ".", whole=True)
 
 
 def _namespace_groups(graph: Graph, limit: int) -> NodeGroups | None:
@@ -30,9 +40,17 @@ def _namespace_groups(graph: Graph, limit: int) -> NodeGroups | None:
     parts = [NAME_SEPARATORS.split(node.name) for node in graph.nodes]
     if sum(len(p) > 1 for p in parts) < len(parts) / 2:
         return None  # most names have no namespace
+    return _prefix_groups(parts, limit, "namespace", "/", whole=False)
+
+
+def _prefix_groups(parts: list[list[str]], limit: int, how: str, joiner: str,
+                   whole: bool) -> NodeGroups | None:
+    """Groups by the first parts of each node's `parts` (joined by `joiner`), the deepest level
+    with at most `limit` groups, the whole of the longest only if `whole` (a name's last part
+    is the node's own); a node with fewer parts keeps all of them. None when that is one group."""
     best = None
-    for depth in range(1, max(len(p) for p in parts)):
-        keys = ["/".join(p[:depth]) for p in parts]
+    for depth in range(1, max(len(p) for p in parts) + (1 if whole else 0)):
+        keys = [joiner.join(p[:depth]) for p in parts]
         if len(set(keys)) > limit:
             break
         best = keys
@@ -40,7 +58,7 @@ def _namespace_groups(graph: Graph, limit: int) -> NodeGroups | None:
         return None
     index: dict[str, int] = {}
     group_of = tuple(index.setdefault(key, len(index)) for key in best)
-    return NodeGroups(group_of, tuple(index), "namespace")
+    return NodeGroups(group_of, tuple(index), how)
 
 
 def _chain_groups(graph: Graph) -> NodeGroups:
@@ -84,34 +102,7 @@ def _runs(ops: list[str]) -> list[str]:
 
 
 def node_groups(graph: Graph, limit: int = GROUP_LIMIT) -> NodeGroups:
-    """`graph`'s nodes in groups: by namespace when the names allow it, else by chain."""
-    return _namespace_groups(graph, min(limit, NAMESPACE_LIMIT)) or _chain_groups(graph)
-
-
-def folded_graph(graph: Graph, limit: int = GROUP_LIMIT,
-                 groups: NodeGroups | None = None) -> Graph:
-    """A graph of one node per group of `graph` (`groups`, default `node_groups`), named by its
-    label and size, its op the most common op in it, and the edges between groups; no buffers:
-    it is only drawn."""
-    groups = groups if groups is not None else node_groups(graph, limit)
-    sizes = Counter(groups.group_of)
-    ops: list[Counter] = [Counter() for _ in groups.labels]
-    for node, g in zip(graph.nodes, groups.group_of):
-        ops[g][node.op or "?"] += 1
-    names, seen = [], Counter()
-    for g, label in enumerate(groups.labels):
-        name = label if sizes[g] == 1 else f"{label} ({sizes[g]})"
-        seen[name] += 1
-        names.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
-    nodes = tuple(Node(name, op=ops[g].most_common(1)[0][0],
-                       attrs=MappingProxyType({"nodes": sizes[g]}))
-                  for g, name in enumerate(names))
-    edges = []
-    for src, dst in graph.edges:
-        a = groups.group_of[graph.node_index[src]]
-        b = groups.group_of[graph.node_index[dst]]
-        if a != b:
-            edges.append((names[a], names[b]))
-    return Graph(nodes=nodes, edges=tuple(dict.fromkeys(edges)), buffers=(),
-                 name=f"{graph.name} ({len(graph.nodes):,} nodes in {len(nodes):,} "
-                      f"{groups.how} groups)")
+    """`graph`'s nodes in groups: by module when nodes carry one, else by namespace when the
+    names allow it, else by chain."""
+    limit = min(limit, NAMESPACE_LIMIT)
+    return _module_groups(graph, limit) or _namespace_groups(graph, limit) or _chain_groups(graph)
