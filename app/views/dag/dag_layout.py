@@ -7,7 +7,8 @@ pull each node towards its neighbours while keeping the order and a minimum gap.
 Waypoints are capped at about twice the graph's size: on a large graph whose one source feeds
 every block (a transformer's weight upload), the longest edges would otherwise cross thousands
 of layers each and need millions of waypoints. Edges past the cap have none, take no part in
-ordering or placement, and are drawn as stubs at their two ends.
+ordering or placement, and are drawn as stubs at their two ends; so are the edges that skip
+layers out of a node feeding more than `FAN_STUBS` nodes, which would fan across the drawing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ WAYPOINT_WIDTH = 8.0  # the width a long edge takes up where it crosses a layer
 SWEEPS = 4            # down-and-up barycenter passes (enough to settle on graphs we show)
 MIN_WAYPOINT_CAP = 20_000  # graphs needing fewer waypoints than this get all of them
 RECENTRE_VERTICES = 2_000  # past this many vertices each row is centred on x = 0 (see below)
+FAN_STUBS = 8         # a node feeding more nodes than this draws its edges past the next layer as stubs
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,11 @@ def layered_layout(successors, topo, widths) -> DagLayout:
     chains: list[list[int]] = []
     stubs: list[int] = []
     for v in range(n):
+        # A weight upload feeding every block would fan its long edges across the whole
+        # drawing and push the flow aside: its edges past the next layer are stubs.
+        fan = len(successors[v]) > FAN_STUBS
         for s in successors[v]:
-            if layer[s] - layer[v] > longest:
+            if layer[s] - layer[v] > longest or (fan and layer[s] - layer[v] > 1):
                 stubs.append(len(chains))
                 chains.append([v, s])
                 continue

@@ -92,23 +92,27 @@ def prepare_dag(graph: Graph) -> PreparedDag | None:
 
 def edge_labels(graph: Graph) -> tuple[str, ...]:
     """Per edge in `(src, dst)` order of `graph.successors`, the shape (else the bytes) of the
-    largest buffer both ends use, as Netron writes tensors on its edges; "" when they share none."""
+    largest buffer both ends use, as Netron writes tensors on its edges; "" when they share none
+    or another edge out of the same node already says it."""
     if not graph.buffers:
         return ()
-    of_node: list[dict[int, None]] = [{} for _ in graph.nodes]
+    of_node: list[set[int]] = [set() for _ in graph.nodes]
     for b, used in enumerate(graph.use_indices):
         for u in used:
-            of_node[u][b] = None
+            of_node[u].add(b)
     labels = []
     for v, after in enumerate(graph.successors):
+        said: set[int] = set()  # a tensor read by several nodes is labelled on one edge only
         for s in after:
-            shared = [b for b in of_node[v] if b in of_node[s]]
+            shared = of_node[v] & of_node[s]  # a weight upload uses thousands: no scan of them
             if not shared:
                 labels.append("")
                 continue
-            buffer = graph.buffers[max(shared, key=lambda b: graph.buffers[b].bytes)]
-            labels.append("×".join(map(str, buffer.shape)) if buffer.shape
+            b = max(shared, key=lambda b: (graph.buffers[b].bytes, -b))
+            buffer = graph.buffers[b]
+            labels.append("" if b in said else "×".join(map(str, buffer.shape)) if buffer.shape
                           else format_bytes(buffer.bytes))
+            said.add(b)
     return tuple(labels)
 
 
@@ -134,9 +138,8 @@ class DrawingPreparer:
         prepared = prepared_dag(graph)
         if prepared is None:
             return None
+        prepared.drawing()  # drawn even when it opens folded: unfolding must not draw it now
         folding = opening_folding(graph)
-        if folding is None:
-            prepared.drawing()
-        else:  # the whole graph's drawing waits until the user unfolds it
+        if folding is not None:
             prepared_dag(folding.graph).drawing()
         return prepared

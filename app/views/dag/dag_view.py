@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene,
-                               QGraphicsView, QMenu, QStackedWidget)
+                               QGraphicsSimpleTextItem, QGraphicsView, QMenu, QStackedWidget)
 
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.views.common import palette
@@ -612,13 +612,21 @@ class DagView(QGraphicsView):
         return self._values[index] if self._values and self.colouring != BY_KIND else 0
 
     def _tag_peak(self) -> QGraphicsItem:
-        """A tag above the live-peak node's box, saying what it is."""
-        tag = self.scene().addSimpleText("live peak", self.edge_font)
-        tag.setBrush(PEAK_COLOUR)
+        """A tag on the top edge of the live-peak node's box, saying what it is, over a white
+        patch so that an edge passing by does not cross its text."""
+        text = QGraphicsSimpleTextItem("live peak")
+        text.setFont(self.edge_font)
+        text.setBrush(PEAK_COLOUR)
+        area = text.boundingRect().adjusted(-3, 0, 3, 0)
+        tag = QGraphicsRectItem(area)
+        tag.setBrush(BACKGROUND)
+        tag.setPen(QPen(PEAK_COLOUR, 1))
+        text.setParentItem(tag)
         width = self._widths[self.peak_index]
-        tag.setPos(self._drawn.x[self.peak_index] - width / 2,
-                   self._drawn.y[self.peak_index] - NODE_HEIGHT / 2 - tag.boundingRect().height())
+        tag.setPos(self._drawn.x[self.peak_index] - width / 2 + 6,
+                   self._drawn.y[self.peak_index] - NODE_HEIGHT / 2 - area.height() + 2)
         tag.setZValue(2)
+        self.scene().addItem(tag)
         return tag
 
     def _live_text(self, index: int) -> str:
@@ -856,8 +864,8 @@ class DagView(QGraphicsView):
 
     def open_view(self) -> None:
         """The view a graph opens at: the whole graph when its labels are readable that way,
-        else labels at a readable size (at least 100 %) on the live-peak node when a plan
-        exists, or on the graph's start."""
+        else labels at the smallest readable size on the live-peak node when a plan exists,
+        or on the graph's start."""
         rect = self.sceneRect()
         if rect.isEmpty():
             return
@@ -870,7 +878,7 @@ class DagView(QGraphicsView):
             self.scale(whole, whole)
             self.centerOn(rect.center())
         else:
-            scale = max(1.0, readable)
+            scale = readable
             self.scale(scale, scale)
             half_width, half_height = view.width() / 2 / scale, view.height() / 2 / scale
             if self.session.plan is not None and self.peak_index is not None:
