@@ -179,6 +179,10 @@ def test_a_large_graph_opens_folded_and_groups_open_in_place(qtbot, monkeypatch)
     written = sum(memory.written[v] for v in folding.members[group])
     assert view._items[group].op_label == \
         f"{len(folding.members[group]):,} nodes · {format_bytes(written)}"
+    view.hover_item(view._items[group], True)
+    assert view.legend.hover_text.startswith(
+        f"{len(folding.members[group]):,} nodes write {format_bytes(written)}")
+    view.hover_item(view._items[group], False)
     name = folding.graph.nodes[group].name
     view.centre_on_node(name)
     before = view.mapFromScene(view.node_position(name))

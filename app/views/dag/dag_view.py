@@ -338,7 +338,8 @@ class DagView(QGraphicsView):
         self._build_timer = QTimer(self)
         self._build_timer.setInterval(1)  # not 0: a zero timer may run again before the window repaints
         self._build_timer.timeout.connect(self._add_slice)
-        self._user_zoomed = False    # the user zoomed or went to a node since the last fit
+        self._user_zoomed = False    # the user zoomed or went to a node since the view opened
+        self._fitted = False         # the user asked for Fit: a resize fits again
         self._bands: list[NodeBand] = []
         self.boxes_banded = False    # boxes too small for labels: drawn by band, not by node
         self._plain: tuple[list[QColor], dict[int, int]] | None = None  # see plain_colours
@@ -629,6 +630,12 @@ class DagView(QGraphicsView):
         self.scene().addItem(tag)
         return tag
 
+    def _group_text(self, drawn: int) -> str:
+        """What folded group `drawn` holds, for the key while it is hovered."""
+        members, memory = self._folding.members[drawn], self.memory
+        return (f"{len(members):,} nodes write {format_bytes(sum(memory.written[v] for v in members))}; "
+                f"at most {format_bytes(max(memory.live[v] for v in members))} live at their steps")
+
     def _live_text(self, index: int) -> str:
         """What is live at real node `index`'s step, for the key while it is hovered."""
         graph, memory = self.session.graph, self.memory
@@ -765,6 +772,8 @@ class DagView(QGraphicsView):
             return
         i = self._hovered_group if self._hovered_group is not None else \
             self._drawn_index(self.session.hovered_node)
+        if self._hovered_group is not None and self.memory is not None:
+            self.legend.hover_text = self._group_text(self._hovered_group)
         if i is not None:
             self._hovered = i
             # A walk from the node, not the graph's closure: that is quadratic in memory, and
@@ -859,7 +868,7 @@ class DagView(QGraphicsView):
         scale = min(view.width() / rect.width(), view.height() / rect.height(), MAX_FIT_SCALE)
         self.scale(scale, scale)
         self.centerOn(rect.center())
-        self._user_zoomed = True  # chosen: a resize keeps this zoom, the view's centre kept
+        self._user_zoomed, self._fitted = False, True
         self._zoom_changed()
 
     def open_view(self) -> None:
@@ -890,12 +899,12 @@ class DagView(QGraphicsView):
                 x = rect.center().x() if rect.width() <= 2 * half_width else \
                     min(max(self._drawn.x[start], rect.left() + half_width), rect.right() - half_width)
                 self.centerOn(x, rect.top() + half_height)
-        self._user_zoomed = False
+        self._user_zoomed = self._fitted = False
         self._zoom_changed()
 
     def _plan_changed(self, *_) -> None:
         """A plan arrived: a view the user has not moved goes to the live peak."""
-        if not self._user_zoomed and not self._opened_on_peak and self._drawn is not None:
+        if not (self._user_zoomed or self._fitted or self._opened_on_peak) and self._drawn is not None:
             self.open_view()
         self.legend.refresh()
 
@@ -993,8 +1002,10 @@ class DagView(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)  # a moved view keeps its zoom and centre (the resize anchor)
         self.legend.setGeometry(0, 0, self.width(), self.legend.height())
-        # A view the user has not moved opens again for the new size.
-        if not self.isVisible() or event.oldSize().width() <= 0 or not self._user_zoomed:
+        # A view the user has not moved opens again for the new size; a fitted one fits again.
+        if self._fitted and not self._user_zoomed:
+            self.fit()
+        elif not self.isVisible() or event.oldSize().width() <= 0 or not self._user_zoomed:
             self.open_view()
         self.minimap.refresh()
 
