@@ -56,6 +56,20 @@ def test_modules_of_an_export_fold_by_their_path():
     assert groups.labels == ("layers.0.mlp", "layers.1.mlp", "layers.2.mlp")
 
 
+def test_an_exported_attention_block_folds_by_module_split_where_a_parent_runs_between():
+    from pathlib import Path
+
+    from slabscope.app.views.dag.dag_folding import fold_groups
+
+    graph = planner.load(Path(__file__).parent / "data" / "pt2" / "attention.pt2")
+    groups = fold_groups(graph)
+    assert groups.how == "module"
+    # The block's own residual adds run between its children: "block" is two groups.
+    assert groups.labels.count("block") == 2 and "block.attn" in groups.labels
+    # The input upload joins the module it feeds.
+    assert groups.group_of[graph.node_index["upload"]] == groups.labels.index("block.norm")
+
+
 def test_namespaced_names_fold_by_their_leading_part(tmp_path):
     path = tmp_path / "t.json"
     write_graph(transformer(8, 16, 2, layers=3), path)

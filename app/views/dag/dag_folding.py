@@ -46,12 +46,15 @@ FOLD_ABOVE = 2000  # a DAG of more nodes opens folded, in the window and in pict
 
 
 def fold_groups(graph: Graph) -> NodeGroups:
-    """The groups the window folds `graph` into: its namespaces (else chains) when they are few
-    and depend on each other one way only; otherwise runs of consecutive nodes in topological
+    """The groups the window folds `graph` into: its modules or namespaces (else chains) when
+    they are few and depend on each other one way only; otherwise runs of consecutive nodes in topological
     order, cut where those groups change, named by their first and last group."""
-    groups = node_groups(graph)
-    if len(groups.labels) <= FOLD_GROUPS and _acyclic(_quotient(graph, groups.group_of),
-                                                       len(groups.labels)):
+    def acyclic(groups: NodeGroups) -> bool:
+        return _acyclic(_quotient(graph, groups.group_of), len(groups.labels))
+
+    # The deepest modules or namespaces that depend on each other one way only.
+    groups = node_groups(graph, accept=acyclic)
+    if len(groups.labels) <= FOLD_GROUPS and acyclic(groups):
         return groups
     topo = graph.reachability.topo
     size = -(-len(topo) // FOLD_GROUPS)

@@ -24,41 +24,73 @@ class NodeGroups:
     how: str  # "module", "namespace" or "chain" (the window's folding adds "run": dag_folding)
 
 
-def _module_groups(graph: Graph, limit: int) -> NodeGroups | None:
-    """Groups by the leading parts of each node's module path, the deepest level that keeps at
-    most `limit`; None unless most nodes carry a module."""
+def _module_groups(graph: Graph, limit: int, accept) -> NodeGroups | None:
+    """Groups by the leading parts of each node's module path (see `_prefix_groups`); None
+    unless most nodes carry a module. A node without one (an input, a parameter, the output)
+    joins the module of the first node it feeds, else of the first that feeds it."""
     # "layers.0.attn (Attention)": the path, without the class name.
     paths = [str(node.attrs.get("module") or "").split(" (", 1)[0] for node in graph.nodes]
     if sum(bool(p) for p in paths) < len(paths) / 2:
         return None
-    parts = [p.split(".") if p else ["(root)"] for p in paths]
-    return _prefix_groups(parts, limit, "module", ".", whole=True)
+    predecessors: list[list[int]] = [[] for _ in graph.nodes]
+    for v, outs in enumerate(graph.successors):
+        for s in outs:
+            predecessors[s].append(v)
+    for v, path in enumerate(paths):
+        if not path:
+            paths[v] = next((paths[u] for u in (*graph.successors[v], *predecessors[v])
+                             if paths[u]), "(root)")
+    return _prefix_groups(graph, [p.split(".") for p in paths], limit, "module", ".", True, accept)
 
 
-def _namespace_groups(graph: Graph, limit: int) -> NodeGroups | None:
-    """Groups by the leading parts of the names, the deepest that keeps at most `limit`."""
+def _namespace_groups(graph: Graph, limit: int, accept) -> NodeGroups | None:
+    """Groups by the leading parts of the names (see `_prefix_groups`)."""
     parts = [NAME_SEPARATORS.split(node.name) for node in graph.nodes]
     if sum(len(p) > 1 for p in parts) < len(parts) / 2:
         return None  # most names have no namespace
-    return _prefix_groups(parts, limit, "namespace", "/", whole=False)
+    return _prefix_groups(graph, parts, limit, "namespace", "/", False, accept)
 
 
-def _prefix_groups(parts: list[list[str]], limit: int, how: str, joiner: str,
-                   whole: bool) -> NodeGroups | None:
-    """Groups by the first parts of each node's `parts` (joined by `joiner`), the deepest level
-    with at most `limit` groups, the whole of the longest only if `whole` (a name's last part
-    is the node's own); a node with fewer parts keeps all of them. None when that is one group."""
-    best = None
+def _prefix_groups(graph: Graph, parts: list[list[str]], limit: int, how: str, joiner: str,
+                   whole: bool, accept) -> NodeGroups | None:
+    """Groups by the first parts of each node's `parts` (joined by `joiner`): the deepest level
+    with at most `limit` groups that `accept` (None: any) takes, the whole of the longest only
+    if `whole` (a name's last part is the node's own); a node with fewer parts keeps all of
+    them. A level `accept` refuses as it is may still serve cut into runs along a topological
+    order (a parent module's residual add between two of its children splits it in two). None
+    when no level of two groups or more qualifies."""
+    levels = []
     for depth in range(1, max(len(p) for p in parts) + (1 if whole else 0)):
         keys = [joiner.join(p[:depth]) for p in parts]
         if len(set(keys)) > limit:
             break
-        best = keys
-    if best is None or len(set(best)) < 2:
-        return None
+        levels.append(keys)
+    for keys in reversed(levels):
+        for groups in (_keyed(keys, how), _keyed_runs(graph, keys, how)):
+            if 1 < len(groups.labels) <= limit and (accept is None or accept(groups)):
+                return groups
+    return None
+
+
+def _keyed(keys: list[str], how: str) -> NodeGroups:
+    """One group per distinct key, labelled by it."""
     index: dict[str, int] = {}
-    group_of = tuple(index.setdefault(key, len(index)) for key in best)
+    group_of = tuple(index.setdefault(key, len(index)) for key in keys)
     return NodeGroups(group_of, tuple(index), how)
+
+
+def _keyed_runs(graph: Graph, keys: list[str], how: str) -> NodeGroups:
+    """One group per run of equal keys along a topological order: each group is an interval
+    of that order, so the groups depend on each other one way only."""
+    group_of = [0] * len(keys)
+    labels: list[str] = []
+    previous = None
+    for v in graph.reachability.topo:
+        if keys[v] != previous:
+            labels.append(keys[v])
+            previous = keys[v]
+        group_of[v] = len(labels) - 1
+    return NodeGroups(tuple(group_of), tuple(labels), how)
 
 
 def _chain_groups(graph: Graph) -> NodeGroups:
@@ -101,8 +133,9 @@ def _runs(ops: list[str]) -> list[str]:
     return [op if n == 1 else f"{op}×{n}" for op, n in out]
 
 
-def node_groups(graph: Graph, limit: int = GROUP_LIMIT) -> NodeGroups:
+def node_groups(graph: Graph, limit: int = GROUP_LIMIT, accept=None) -> NodeGroups:
     """`graph`'s nodes in groups: by module when nodes carry one, else by namespace when the
-    names allow it, else by chain."""
+    names allow it, at the deepest level `accept(groups)` takes (None: any), else by chain."""
     limit = min(limit, NAMESPACE_LIMIT)
-    return _module_groups(graph, limit) or _namespace_groups(graph, limit) or _chain_groups(graph)
+    return (_module_groups(graph, limit, accept) or _namespace_groups(graph, limit, accept)
+            or _chain_groups(graph))

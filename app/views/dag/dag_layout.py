@@ -22,7 +22,7 @@ WAYPOINT_WIDTH = 8.0  # the width a long edge takes up where it crosses a layer
 SWEEPS = 4            # down-and-up barycenter passes (enough to settle on graphs we show)
 MIN_WAYPOINT_CAP = 20_000  # graphs needing fewer waypoints than this get all of them
 RECENTRE_VERTICES = 2_000  # past this many vertices each row is centred on x = 0 (see below)
-FAN_STUBS = 8         # a node feeding more nodes than this draws its edges past the next layer as stubs
+FAN_STUBS = 8         # a node feeding more nodes draws its edges past the next layer as stubs
 
 
 @dataclass(frozen=True)

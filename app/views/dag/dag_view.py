@@ -38,7 +38,7 @@ ZOOM_STEP = 1.25
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
 READABLE_PIXELS = 11          # the smallest text height a label is read at when a graph opens
 EDGE_LABEL_SCALE = 1.2        # zoomed in this far, edges show their tensor's shape or bytes
-MEMORY_BINS = 8               # steps of the memory colour scale (boxes are drawn a colour at a time)
+MEMORY_BINS = 8               # steps of the memory colour scale (boxes drawn a colour at a time)
 BAR_HEIGHT = 4.0              # scene units of a box's memory bar, along its bottom
 FIRST_NODES = 200             # node items added at once (~6 ms); a larger graph's come in slices
 SLICE_NODES = 50              # node items added between two looks at the clock
@@ -490,8 +490,8 @@ class DagView(QGraphicsView):
         self.memory = real.memory
         self._colour_nodes()
         if prepared.edge_labels:
-            self._edge_labels = EdgeLabels(self, _label_anchors(prepared.layout), prepared.edge_labels,
-                                           drawn.bounds)
+            self._edge_labels = EdgeLabels(self, _label_anchors(prepared.layout),
+                                           prepared.edge_labels, drawn.bounds)
             scene.addItem(self._edge_labels)
         self._edge_paths = drawn.edges
         self._base_edges.show_bands(drawn.bands)
@@ -566,7 +566,8 @@ class DagView(QGraphicsView):
 
     def _colour_by_kind(self, count: int) -> None:
         """Fills by the kind of the largest buffer each node writes (plain when it writes none)."""
-        kinds = self.memory.kind if self.memory is not None else (None,) * len(self.session.graph.nodes)
+        kinds = self.memory.kind if self.memory is not None else \
+            (None,) * len(self.session.graph.nodes)
         if self._folding is not None:  # a group takes its first writing member's kind
             kinds = [next((kinds[v] for v in members if kinds[v]), None)
                      for members in self._folding.members]
@@ -633,8 +634,9 @@ class DagView(QGraphicsView):
     def _group_text(self, drawn: int) -> str:
         """What folded group `drawn` holds, for the key while it is hovered."""
         members, memory = self._folding.members[drawn], self.memory
-        return (f"{len(members):,} nodes write {format_bytes(sum(memory.written[v] for v in members))}; "
-                f"at most {format_bytes(max(memory.live[v] for v in members))} live at their steps")
+        written = sum(memory.written[v] for v in members)
+        return (f"{len(members):,} nodes write {format_bytes(written)}; at most"
+                f" {format_bytes(max(memory.live[v] for v in members))} live at their steps")
 
     def _live_text(self, index: int) -> str:
         """What is live at real node `index`'s step, for the key while it is hovered."""
@@ -644,7 +646,8 @@ class DagView(QGraphicsView):
                             for b in live[:3])
         more = ", …" if len(live) > 3 else ""
         return (f"step {memory.step[index]}: {format_bytes(memory.live[index])} live in "
-                f"{len(live):,} buffers ({largest}{more}); writes {format_bytes(memory.written[index])}")
+                f"{len(live):,} buffers ({largest}{more}); "
+                f"writes {format_bytes(memory.written[index])}")
 
     def _add_nodes(self, count: int) -> None:
         """Add the next `count` node items (fewer at the end)."""
@@ -896,15 +899,16 @@ class DagView(QGraphicsView):
             else:
                 # The first layer at the top; its first node in the middle unless it all fits.
                 start = min(range(len(self._drawn.y)), key=lambda i: (self._drawn.y[i], i))
-                x = rect.center().x() if rect.width() <= 2 * half_width else \
-                    min(max(self._drawn.x[start], rect.left() + half_width), rect.right() - half_width)
+                x = rect.center().x() if rect.width() <= 2 * half_width else min(
+                    max(self._drawn.x[start], rect.left() + half_width), rect.right() - half_width)
                 self.centerOn(x, rect.top() + half_height)
         self._user_zoomed = self._fitted = False
         self._zoom_changed()
 
     def _plan_changed(self, *_) -> None:
         """A plan arrived: a view the user has not moved goes to the live peak."""
-        if not (self._user_zoomed or self._fitted or self._opened_on_peak) and self._drawn is not None:
+        moved = self._user_zoomed or self._fitted or self._opened_on_peak
+        if not moved and self._drawn is not None:
             self.open_view()
         self.legend.refresh()
 
@@ -1093,7 +1097,8 @@ class DagView(QGraphicsView):
         colourings = menu.addMenu("Colour boxes by")
         for key in COLOURINGS:
             if key == BY_KIND or self.memory is not None:
-                action = colourings.addAction(COLOURING_NAMES[key], lambda k=key: self.set_colouring(k))
+                action = colourings.addAction(COLOURING_NAMES[key],
+                                              lambda k=key: self.set_colouring(k))
                 action.setCheckable(True)
                 action.setChecked(key == self.colouring)
         if self._folding is None:
