@@ -14,8 +14,6 @@ from PySide6.QtCore import (QCoreApplication, QEvent, QPoint, QSettings, QSize, 
                             qInstallMessageHandler)
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QWidget
 
-from slabscope.app.views.dag.dag_folding import fold_groups
-from slabscope.app.views.dag.dag_groups import GROUP_LIMIT, folded_graph, node_groups
 from slabscope.app.views.export.export_title import export_title
 from slabscope.app.views.export.png_export import render_png, render_svg, title_height
 from slabscope.planner import PlanError
@@ -37,24 +35,9 @@ def build_view(session, view: str, settings: QSettings | None = None) -> QWidget
         from slabscope.app.views.lifetimes.lifetime_view import LifetimeView
         return LifetimeView(session)
     if view == "dag":
-        # The DAG, or live bytes over time for a chain of time steps, as the window shows it;
-        # a large DAG as its structure, folded into groups, since every node would be a sliver.
+        # The DAG, or live bytes over time for a chain of time steps, as the window's panel
+        # shows it (a large DAG folded into groups, as the window folds it).
         from slabscope.app.views.dag.graph_panel import GraphPanel
-        from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
-
-        graph = session.graph
-        if graph is not None and len(graph.nodes) > GROUP_LIMIT and not graph_is_time_chain(graph):
-            from slabscope.app.state.session import Session
-            from slabscope.app.views.dag.dag_view import DagView
-
-            folded = Session()
-            groups = node_groups(graph)
-            if len(groups.labels) > GROUP_LIMIT:  # still a barcode: runs of them, as G folds
-                groups = fold_groups(graph)
-            folded.graph = folded_graph(graph, groups=groups)  # drawn only: never planned
-            view_widget = DagView(folded)
-            view_widget.folded_session = folded  # kept alive with the view
-            return view_widget
         return GraphPanel(session)
     if view == "timeline":
         from slabscope.app.views.timeline.timeline_view import TimelineView

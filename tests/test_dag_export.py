@@ -1,6 +1,6 @@
-"""A large DAG exports as its structure: nodes folded by namespace where names have one, else
-into chains (runs of those when they are still too many, as the window folds), every group
-labelled."""
+"""A large DAG opens and exports as its structure: nodes folded by module or namespace where
+they have one, else into chains (runs of those when they are still too many), every group
+labelled with its node count and bytes."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from PySide6.QtCore import QSize  # noqa: E402
 from slabscope import planner  # noqa: E402
 from slabscope.app.render import build_view  # noqa: E402
 from slabscope.app.state.session import Session  # noqa: E402
-from slabscope.app.views.dag.dag_folding import FOLD_GROUPS  # noqa: E402
-from slabscope.app.views.dag.dag_groups import GROUP_LIMIT, folded_graph, node_groups  # noqa: E402
-from slabscope.app.views.dag.dag_view import DagView  # noqa: E402
+from slabscope.app.views.dag import dag_prepared  # noqa: E402
+from slabscope.app.views.dag.dag_folding import FOLD_GROUPS, fold  # noqa: E402
+from slabscope.app.views.dag.dag_groups import node_groups  # noqa: E402
 from slabscope.gpu.generators import transformer, write_graph  # noqa: E402
 
 
@@ -39,10 +39,35 @@ def test_chains_fold_into_one_group_each_named_by_their_ops():
     assert groups.how == "chain"
     assert groups.labels == ("upload", "Conv→BatchNorm→Relu", "Concat", "Conv→BatchNorm→Relu",
                              "Concat", "Conv→BatchNorm→Relu", "Concat")
-    folded = folded_graph(graph)
+    folded = fold(graph, groups=groups, written=tuple(range(len(graph.nodes)))).graph
     names = [n.name for n in folded.nodes]
     assert names[1] == "Conv→BatchNorm→Relu (3)" and names[3] == "Conv→BatchNorm→Relu (3) #2"
+    assert folded.nodes[1].op == "3 nodes · 6 B"  # its count and the bytes its nodes write
     assert (names[1], names[2]) in folded.edges and (names[0], names[2]) in folded.edges
+
+
+def test_modules_of_an_export_fold_by_their_path():
+    nodes = [{"name": f"op{i}", "op": "aten.linear",
+              "attrs": {"module": f"layers.{i // 3}.mlp (Mlp)"}} for i in range(9)]
+    graph = planner.graph_from_dict({
+        "nodes": nodes, "edges": [[f"op{i}", f"op{i + 1}"] for i in range(8)], "buffers": []})
+    groups = node_groups(graph)
+    assert groups.how == "module"
+    assert groups.labels == ("layers.0.mlp", "layers.1.mlp", "layers.2.mlp")
+
+
+def test_an_exported_attention_block_folds_by_module_split_where_a_parent_runs_between():
+    from pathlib import Path
+
+    from slabscope.app.views.dag.dag_folding import fold_groups
+
+    graph = planner.load(Path(__file__).parent / "data" / "pt2" / "attention.pt2")
+    groups = fold_groups(graph)
+    assert groups.how == "module"
+    # The block's own residual adds run between its children: "block" is two groups.
+    assert groups.labels.count("block") == 2 and "block.attn" in groups.labels
+    # The input upload joins the module it feeds.
+    assert groups.group_of[graph.node_index["upload"]] == groups.labels.index("block.norm")
 
 
 def test_namespaced_names_fold_by_their_leading_part(tmp_path):
@@ -56,37 +81,36 @@ def test_namespaced_names_fold_by_their_leading_part(tmp_path):
     assert 3 < len(groups.labels) <= 40 < len(graph.nodes)
 
 
-def test_a_large_dag_exports_folded_with_labels(qapp):
+def test_a_large_dag_exports_folded_as_the_window_opens_it(qapp, monkeypatch):
+    monkeypatch.setattr(dag_prepared, "FOLD_ABOVE", 150)
     graph = chain_graph(60)
-    assert len(graph.nodes) > GROUP_LIMIT
     session = Session()
     session.set_graph(graph)
     view = build_view(session, "dag")
     try:
-        assert isinstance(view, DagView)
-        assert len(view.session.graph.nodes) == len(node_groups(graph).labels) < GROUP_LIMIT
         view.resize(QSize(1000, 900))
+        view.show()
         view.enter_export()
-        assert view._exporting  # labels are drawn at a legible size whatever the zoom
+        dag = view.dag_view
+        assert dag.folding is not None and dag._exporting
+        assert len(dag.shown_graph().nodes) == len(dag.folding.graph.nodes) < len(graph.nodes)
     finally:
         view.deleteLater()
 
 
-def test_a_large_transformer_exports_as_few_labelled_runs_of_layers(qapp, tmp_path):
+def test_a_large_transformer_exports_as_few_labelled_runs_of_layers(qapp, tmp_path, monkeypatch):
     from slabscope.app.render import export_view
 
+    monkeypatch.setattr(dag_prepared, "FOLD_ABOVE", 150)
     path = tmp_path / "t.json"
     write_graph(transformer(4, 8, 2, layers=60), path)
     session = Session()
     session.set_graph(planner.load(path))
-    view = build_view(session, "dag")
-    try:
-        labels = [n.name for n in view.session.graph.nodes]
-        assert 2 < len(labels) <= FOLD_GROUPS
-        # Each run is named by the layers it spans, short enough to read in its box.
-        assert labels[1].startswith("l") and " … l" in labels[1] and len(labels[1]) < 20
-    finally:
-        view.deleteLater()
+    folding = dag_prepared.opening_folding(session.graph)
+    labels = [n.name for n in folding.graph.nodes]
+    assert 2 < len(labels) <= FOLD_GROUPS
+    # Each run is named by the layers it spans, short enough to read in its box.
+    assert labels[1].startswith("l") and " … l" in labels[1] and len(labels[1]) < 25
     assert export_view(session, "dag", tmp_path / "t.png").stat().st_size > 0
 
 

@@ -87,10 +87,16 @@ def test_the_loading_worker_draws_the_graph_for_the_views_shape(qtbot, tmp_path,
 def test_boxes_drawn_by_band_take_each_nodes_own_colour(qtbot):
     view, graph = _large_view(qtbot)
     qtbot.waitUntil(lambda: not view.building, timeout=20000)
+    view.fit()
     assert view.boxes_banded  # a fitted graph this large has boxes too small for labels
     view.session.selection_model.select_node(graph.nodes[7].name)
     view.simulate_hover(graph.nodes[len(graph.nodes) // 2].name)
     colours, keys = view.plain_colours()
     assert len(colours) > 3
+    for i in range(len(graph.nodes)):
+        assert colours[keys.get(i, 0)].rgba() == view.plain_colour(i).rgba()
+    view.simulate_hover(None)  # coloured by memory, nothing highlighted
+    colours, keys = view.plain_colours()
+    assert view.memory is not None and len(set(keys.values())) > 1
     for i in range(len(graph.nodes)):
         assert colours[keys.get(i, 0)].rgba() == view.plain_colour(i).rgba()

@@ -92,33 +92,3 @@ def test_layout_keeps_a_chain_straight():
     graph = planner.load(RELU_UNFUSED)
     layout = layered_layout(graph.successors, graph.reachability.topo, [80.0] * len(graph.nodes))
     assert layout.layer == (0, 1, 2, 3, 4)
-
-
-def test_fit_shows_the_whole_of_a_deep_graph_wrapped_into_columns(qtbot):
-    nodes = [{"name": f"n{i}", "op": "relu"} for i in range(300)]
-    graph = planner.graph_from_dict({
-        "nodes": [n["name"] for n in nodes],
-        "edges": [[f"n{i}", f"n{i + 1}"] for i in range(299)],
-        "buffers": [{"name": f"b{i}", "bytes": 256, "uses": [f"n{i}", f"n{i + 1}"]}
-                    for i in range(299)]})
-    session = Session()
-    session.set_graph(graph)
-    view = DagView(session)
-    qtbot.addWidget(view)
-    view.resize(800, 600)
-    view.show()
-    view.fit()
-    shown = view.mapToScene(view.viewport().rect()).boundingRect()
-    xs = {round(view.node_position(f"n{i}").x()) for i in range(300)}
-    assert len(xs) > 3  # a chain 300 deep is set in columns, not one line
-    assert all(shown.contains(view.node_position(f"n{i}")) for i in range(300))
-    assert view.minimap.isHidden()  # everything is in view: no overview needed
-    view.zoom(8)
-    assert view.minimap.isVisible()
-
-
-def test_a_shallow_graph_keeps_one_column_even_in_a_wide_view(relu_view):
-    relu_view.resize(1200, 300)  # wide and low: a 5-layer chain is still far taller than the view
-    relu_view.fit()
-    xs = {round(relu_view.node_position(n).x()) for n in ("add_bias", "relu", "readback")}
-    assert len(xs) == 1  # relu stays under add_bias rather than starting a second column

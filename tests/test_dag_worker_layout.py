@@ -69,7 +69,17 @@ def test_long_edges_past_the_waypoint_cap_become_stubs():
 
 
 def test_a_graph_under_the_cap_routes_every_edge():
-    graph = _fan_over_chain(100)  # 4,950 waypoints
+    names = [f"n{i}" for i in range(100)]  # a chain with skips of 5: 380 waypoints
+    graph = planner.graph_from_dict({"nodes": names, "buffers": [], "edges": [
+        [names[i], names[i + 1]] for i in range(99)] + [[names[i], names[i + 5]] for i in range(95)]})
     layout = layered_layout(graph.successors, graph.reachability.topo, [60.0] * len(graph.nodes))
     assert not layout.stubs
     assert [len(p) for p in layout.edge_points] == [s + 1 for s in _spans(graph, layout)]
+
+
+def test_a_wide_fan_out_skipping_layers_is_drawn_as_stubs():
+    graph = _fan_over_chain(20)  # one upload feeding every node of a chain
+    layout = layered_layout(graph.successors, graph.reachability.topo, [60.0] * len(graph.nodes))
+    spans = _spans(graph, layout)
+    assert {k for k, span in enumerate(spans) if span > 1} == set(layout.stubs)
+    assert len({round(x) for x in layout.x[1:]}) == 1  # the chain stays one straight column

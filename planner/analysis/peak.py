@@ -71,16 +71,22 @@ def live_peak(graph: Graph) -> LivePeak:
     curve = live_bytes(graph)
     if not graph.buffers or not len(curve.bytes):
         return LivePeak(curve, (), ())
+    buffers = live_at(graph, curve.peak_step)
     model = conflict_model(graph, "serial")
-    first, last = (np.asarray(a, dtype=np.int64) for a in model.use_steps())
-    step = curve.peak_step
-    live = np.flatnonzero((first <= step) & (step <= last))
-    reserved = np.asarray(graph.reserved, dtype=object)[live]
-    order = sorted(range(len(live)), key=lambda i: (-reserved[i], int(live[i])))
-    buffers = tuple(int(live[i]) for i in order)
+    first = np.asarray(model.use_steps()[0], dtype=np.int64)
     schedule = np.asarray(model.schedule, dtype=np.int64)
     producers = tuple(int(schedule[first[b]]) for b in buffers)
     return LivePeak(curve, buffers, producers)
+
+
+def live_at(graph: Graph, step: int) -> tuple[int, ...]:
+    """The buffers live at schedule `step` (first use <= step <= last use), largest reserved
+    first, ties by index: at the live peak's step these are the peak's buffers."""
+    first, last = (np.asarray(a, dtype=np.int64) for a in conflict_model(graph, "serial").use_steps())
+    live = np.flatnonzero((first <= step) & (step <= last))
+    reserved = np.asarray(graph.reserved, dtype=object)[live]
+    order = sorted(range(len(live)), key=lambda i: (-reserved[i], int(live[i])))
+    return tuple(int(live[i]) for i in order)
 
 
 def _key_of(graph: Graph, grouping: str) -> Callable[[int, int], str | None]:

@@ -15,10 +15,10 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
 
-from slabscope.app.views.dag.dag_layout import LAYER_GAP, DagLayout, wrap_columns
+from slabscope.app.views.dag.dag_layout import LAYER_GAP, DagLayout
 from slabscope.app.views.dag.dag_minimap import BACKGROUND as THUMBNAIL_BACKGROUND, MAX_SIZE, MIN_SIDE
 
-NODE_HEIGHT = 34.0
+NODE_HEIGHT = 40.0
 ARROW_LENGTH = 8.0
 ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 12              # layers per edge item: the unit the scene culls when painting
@@ -31,13 +31,12 @@ EDGE_COLOR = QColor("#8F99AA")
 
 @dataclass(frozen=True)
 class DrawnDag:
-    """A layout wrapped into `columns`, ready to draw: node centres `x`, `y`; per edge
+    """A layout ready to draw: node centres `x`, `y`; per edge
     `(source, destination, band, path)`; per band the union of its edges' paths and its nodes
     with their boxes; the scene's `bounds`; the overview's `thumbnail`; how many edges each
     band has (`band_edges`), the bounds of each band's boxes (`box_bounds`), and the edges'
     sources, destinations and bands as rows of an array (`edge_ends`), for a hover's lookups."""
 
-    columns: int
     x: tuple[float, ...]
     y: tuple[float, ...]
     edges: tuple[tuple[int, int, int, QPainterPath], ...]
@@ -50,21 +49,20 @@ class DrawnDag:
     edge_ends: np.ndarray = field(default_factory=lambda: np.zeros((3, 0), np.int64))
 
 
-def draw_dag(successors, widths, layout: DagLayout, columns: int) -> DrawnDag:
-    """`layout` (of nodes with direct `successors` and box `widths`) wrapped into `columns` and
-    turned into paths, bounds and a thumbnail."""
-    wrapped = wrap_columns(layout, columns)
+def draw_dag(successors, widths, layout: DagLayout) -> DrawnDag:
+    """`layout` (of nodes with direct `successors` and box `widths`) turned into paths, bounds
+    and a thumbnail: one flow, layers top to bottom, never layout."""
     edges = []
     bands: dict[int, QPainterPath] = {}
     pairs = [(v, s) for v in range(len(successors)) for s in successors[v]]
-    for k, ((src, dst), points) in enumerate(zip(pairs, wrapped.edge_points)):
-        path = stub_path(points) if k in wrapped.stubs else edge_path(points)
-        band = wrapped.layer[src] // BAND_LAYERS
+    for k, ((src, dst), points) in enumerate(zip(pairs, layout.edge_points)):
+        path = stub_path(points) if k in layout.stubs else edge_path(points)
+        band = layout.layer[src] // BAND_LAYERS
         edges.append((src, dst, band, path))
         bands.setdefault(band, QPainterPath()).addPath(path)
     boxes: dict[int, tuple[list[int], list[QRectF]]] = {}
-    for i, (x, y, w) in enumerate(zip(wrapped.x, wrapped.y, widths)):
-        indices, rects = boxes.setdefault(wrapped.layer[i] // NODE_BAND_LAYERS, ([], []))
+    for i, (x, y, w) in enumerate(zip(layout.x, layout.y, widths)):
+        indices, rects = boxes.setdefault(layout.layer[i] // NODE_BAND_LAYERS, ([], []))
         indices.append(i)
         rects.append(QRectF(x - w / 2, y - NODE_HEIGHT / 2, w, NODE_HEIGHT))
     boxes = {band: (tuple(indices), rects) for band, (indices, rects) in boxes.items()}
@@ -74,15 +72,15 @@ def draw_dag(successors, widths, layout: DagLayout, columns: int) -> DrawnDag:
         for rect in rects:
             box_bounds[band] = box_bounds[band].united(rect)
     bounds = QRectF()
-    if wrapped.x:  # the node items' bounding boxes (2 units round each box)
-        bounds = QRectF(QPointF(min(x - w / 2 for x, w in zip(wrapped.x, widths)) - 2,
-                                min(wrapped.y) - NODE_HEIGHT / 2 - 2),
-                        QPointF(max(x + w / 2 for x, w in zip(wrapped.x, widths)) + 2,
-                                max(wrapped.y) + NODE_HEIGHT / 2 + 2))
+    if layout.x:  # the node items' bounding boxes (2 units round each box)
+        bounds = QRectF(QPointF(min(x - w / 2 for x, w in zip(layout.x, widths)) - 2,
+                                min(layout.y) - NODE_HEIGHT / 2 - 2),
+                        QPointF(max(x + w / 2 for x, w in zip(layout.x, widths)) + 2,
+                                max(layout.y) + NODE_HEIGHT / 2 + 2))
     for path in bands.values():
         bounds = bounds.united(path.controlPointRect())
     bounds = bounds.adjusted(-SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN)
-    drawn = DrawnDag(columns, wrapped.x, wrapped.y, tuple(edges), bands, boxes, bounds, QImage(),
+    drawn = DrawnDag(layout.x, layout.y, tuple(edges), bands, boxes, bounds, QImage(),
                      Counter(band for _src, _dst, band, _path in edges), box_bounds,
                      np.array([e[:3] for e in edges], dtype=np.int64).reshape(-1, 3).T)
     return replace(drawn, thumbnail=thumbnail(drawn))

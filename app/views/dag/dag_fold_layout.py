@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from typing import Callable
 
@@ -24,6 +24,7 @@ class FoldLayouts(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._latest = 0  # requests are numbered; an older one's result is dropped
+        self._thread: threading.Thread | None = None
         self._relay.connect(self._arrived)
 
     @property
@@ -31,22 +32,28 @@ class FoldLayouts(QObject):
         """Whether a requested layout has not come back yet."""
         return self._latest > 0
 
-    def lay_out(self, make: Callable[[], Folding], aspect: float) -> None:
-        """Make the folding `make()` returns (it must not touch Qt widgets) and lay it out, its
-        drawing shaped for a view of `aspect` (width / height)."""
+    def lay_out(self, make: Callable[[], Folding]) -> None:
+        """Make the folding `make()` returns (it must not touch Qt widgets) and lay it out."""
         self._latest = request = abs(self._latest) + 1
 
         def work() -> None:
             new = make()
             prepared = prepare_dag(new.graph)
             if prepared is not None:
-                prepared.drawing(prepared.columns_for(aspect))
+                prepared.drawing()
             try:
                 self._relay.emit(request, new, prepared)
             except RuntimeError:
                 pass  # the view was closed meanwhile
 
-        threading.Thread(target=work, name="dag-fold-layout", daemon=True).start()
+        self._thread = threading.Thread(target=work, name="dag-fold-layout", daemon=True)
+        self._thread.start()
+
+    def wait(self, timeout: float = 60.0) -> None:
+        """Block until the latest request's layout has come back (a picture must show it)."""
+        if self.pending and self._thread is not None:
+            self._thread.join(timeout)
+            QCoreApplication.sendPostedEvents(self)  # its queued result, delivered now
 
     def cancel(self) -> None:
         """Drop the result of any request made so far."""

@@ -1,7 +1,7 @@
 """The DAG as the window draws it when folded: groups of nodes drawn as one node each, except
 the groups the user opened, whose own nodes are drawn. The groups are those of `dag_groups` (by
-namespace, else by chain) when they are few, else runs of them in topological order, so that a
-10,000-node graph folds into a few dozen boxes. No Qt here.
+module, namespace or chain) when they are few, else runs of them in topological order, so that a
+10,000-node graph folds into a few dozen boxes. No widgets here (it runs on worker threads).
 
 `Folding` maps both ways between the drawn graph and the session's: which real nodes a drawn
 node stands for, and which drawn node shows a real one.
@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.dag.dag_groups import NAME_SEPARATORS, NodeGroups, node_groups
 from slabscope.planner.model.graph import Graph, Node
 from slabscope.planner.model.reachability import topological_order
@@ -23,7 +24,8 @@ from slabscope.planner.support.errors import PlanError
 class Folding:
     """`graph` drawn with the groups not in `opened` folded: `members[i]` are the real node
     indices drawn node `i` stands for, `drawn_of[v]` the drawn node showing real node `v`, and
-    `group_of_drawn[i]` the group drawn node `i` belongs to (or is)."""
+    `group_of_drawn[i]` the group drawn node `i` belongs to (or is); `written`, per real node,
+    the bytes it writes (empty without buffers), which a group's box adds up."""
 
     source: Graph
     groups: NodeGroups
@@ -32,6 +34,7 @@ class Folding:
     members: tuple[tuple[int, ...], ...]
     drawn_of: tuple[int, ...]
     group_of_drawn: tuple[int, ...]
+    written: tuple[int, ...] = ()
 
     def is_group(self, drawn: int) -> bool:
         """Whether drawn node `drawn` is a folded group (not one real node)."""
@@ -39,15 +42,19 @@ class Folding:
 
 
 FOLD_GROUPS = 40  # at most this many groups are drawn when everything is folded
+FOLD_ABOVE = 2000  # a DAG of more nodes opens folded, in the window and in pictures alike
 
 
 def fold_groups(graph: Graph) -> NodeGroups:
-    """The groups the window folds `graph` into: its namespaces (else chains) when they are few
-    and depend on each other one way only; otherwise runs of consecutive nodes in topological
+    """The groups the window folds `graph` into: its modules or namespaces (else chains) when
+    they are few and depend on each other one way only; otherwise runs of consecutive nodes in topological
     order, cut where those groups change, named by their first and last group."""
-    groups = node_groups(graph)
-    if len(groups.labels) <= FOLD_GROUPS and _acyclic(_quotient(graph, groups.group_of),
-                                                       len(groups.labels)):
+    def acyclic(groups: NodeGroups) -> bool:
+        return _acyclic(_quotient(graph, groups.group_of), len(groups.labels))
+
+    # The deepest modules or namespaces that depend on each other one way only.
+    groups = node_groups(graph, accept=acyclic)
+    if len(groups.labels) <= FOLD_GROUPS and acyclic(groups):
         return groups
     topo = graph.reachability.topo
     size = -(-len(topo) // FOLD_GROUPS)
@@ -64,7 +71,7 @@ def fold_groups(graph: Graph) -> NodeGroups:
     for g, run in enumerate(runs):
         for v in run:
             group_of[v] = g
-        first, last = (groups.labels[groups.group_of[v]] if groups.how == "namespace"
+        first, last = (groups.labels[groups.group_of[v]] if groups.how in ("namespace", "module")
                        else graph.nodes[v].name for v in (run[0], run[-1]))
         labels.append(span_label(first, last))
     return NodeGroups(tuple(group_of), tuple(labels), "run")
@@ -110,15 +117,20 @@ def _acyclic(edges, count: int) -> bool:
     return True
 
 
-def fold(graph: Graph, opened=frozenset(), groups: NodeGroups | None = None) -> Folding:
+def fold(graph: Graph, opened=frozenset(), groups: NodeGroups | None = None,
+         written=()) -> Folding:
     """`graph` with every group of `groups` (default: `fold_groups`) folded but those in
-    `opened`, and one-node groups."""
+    `opened`, and one-node groups; a group's second line says its node count and the bytes its
+    nodes write (`written`, per node; the ops it mostly runs when not given)."""
     groups = groups if groups is not None else fold_groups(graph)
     opened = frozenset(opened)
     sizes = Counter(groups.group_of)
     ops: list[Counter] = [Counter() for _ in groups.labels]
-    for node, g in zip(graph.nodes, groups.group_of):
+    group_bytes = [0] * len(groups.labels)
+    for v, (node, g) in enumerate(zip(graph.nodes, groups.group_of)):
         ops[g][node.op or "?"] += 1
+        if written:
+            group_bytes[g] += written[v]
     taken = Counter(node.name for node in graph.nodes)  # a group's name never takes a node's
     nodes: list[Node] = []
     members: list[list[int]] = []
@@ -138,8 +150,10 @@ def fold(graph: Graph, opened=frozenset(), groups: NodeGroups | None = None) -> 
             if taken[name] > 1:
                 name = f"{name} #{taken[name]}"
             drawn_group[g] = len(nodes)
-            # Drawn only: the op line says what the box is and what most of it does.
-            op = f"mostly {ops[g].most_common(1)[0][0]}"
+            # Drawn only: the second line says how big the group is.
+            what = format_bytes(group_bytes[g]) if written else \
+                f"mostly {ops[g].most_common(1)[0][0]}"
+            op = f"{sizes[g]:,} nodes · {what}"
             nodes.append(Node(name, op=op,
                               attrs=MappingProxyType({"nodes": sizes[g], "folded": True})))
             members.append([])
@@ -150,7 +164,7 @@ def fold(graph: Graph, opened=frozenset(), groups: NodeGroups | None = None) -> 
     drawn = Graph(nodes=tuple(nodes), buffers=(), name=f"{graph.name} (folded)",
                   edges=tuple((nodes[a].name, nodes[b].name) for a, b in edges))
     return Folding(graph, groups, opened, drawn, tuple(map(tuple, members)), tuple(drawn_of),
-                   tuple(group_of_drawn))
+                   tuple(group_of_drawn), tuple(written))
 
 
 def toggled(folding: Folding, drawn: int) -> Folding:
@@ -158,4 +172,4 @@ def toggled(folding: Folding, drawn: int) -> Folding:
     (a node of an opened group)."""
     group = folding.group_of_drawn[drawn]
     opened = folding.opened - {group} if group in folding.opened else folding.opened | {group}
-    return fold(folding.source, opened, folding.groups)
+    return fold(folding.source, opened, folding.groups, folding.written)

@@ -7,7 +7,8 @@ pull each node towards its neighbours while keeping the order and a minimum gap.
 Waypoints are capped at about twice the graph's size: on a large graph whose one source feeds
 every block (a transformer's weight upload), the longest edges would otherwise cross thousands
 of layers each and need millions of waypoints. Edges past the cap have none, take no part in
-ordering or placement, and are drawn as stubs at their two ends.
+ordering or placement, and are drawn as stubs at their two ends; so are the edges that skip
+layers out of a node feeding more than `FAN_STUBS` nodes, which would fan across the drawing.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-LAYER_GAP = 70.0      # vertical distance between layer centres
+LAYER_GAP = 84.0      # vertical distance between layer centres (room for edge labels)
 NODE_GAP = 24.0       # horizontal gap between neighbours in a layer
 WAYPOINT_WIDTH = 8.0  # the width a long edge takes up where it crosses a layer
 SWEEPS = 4            # down-and-up barycenter passes (enough to settle on graphs we show)
 MIN_WAYPOINT_CAP = 20_000  # graphs needing fewer waypoints than this get all of them
 RECENTRE_VERTICES = 2_000  # past this many vertices each row is centred on x = 0 (see below)
+FAN_STUBS = 8         # a node feeding more nodes draws its edges past the next layer as stubs
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,11 @@ def layered_layout(successors, topo, widths) -> DagLayout:
     chains: list[list[int]] = []
     stubs: list[int] = []
     for v in range(n):
+        # A weight upload feeding every block would fan its long edges across the whole
+        # drawing and push the flow aside: its edges past the next layer are stubs.
+        fan = len(successors[v]) > FAN_STUBS
         for s in successors[v]:
-            if layer[s] - layer[v] > longest:
+            if layer[s] - layer[v] > longest or (fan and layer[s] - layer[v] > 1):
                 stubs.append(len(chains))
                 chains.append([v, s])
                 continue
@@ -191,51 +196,3 @@ def _place_row(row, wanted, widths, xs) -> None:
             wanted[i], leftward[i + 1] - (widths[row[i + 1]] + widths[v]) / 2 - NODE_GAP)
     for i, v in enumerate(row):
         xs[v] = (rightward[i] + leftward[i]) / 2
-
-
-COLUMN_GAP = 120.0  # between the columns of a wrapped layout
-
-
-# Graphs this many layers deep or fewer keep one column: at fit their labels stay legible.
-WRAP_MIN_LAYERS = 12
-
-
-def wrap_columns(layout: DagLayout, columns: int) -> DagLayout:
-    """`layout` with its layers cut into `columns` runs of consecutive layers set side by side,
-    like lines of text: a graph hundreds of layers deep and a few nodes wide then fits a screen.
-
-    Each point keeps its x within its column; an edge that leaves a column's bottom continues at
-    the top of the next one.
-    """
-    if columns <= 1 or not layout.layer:
-        return layout
-    depth = max(layout.layer) + 1
-    per_column = -(-depth // columns)  # ceiling division
-    left = min(layout.x) - WAYPOINT_WIDTH
-    stride = layout.width + COLUMN_GAP
-
-    def moved(x: float, y: float) -> tuple[float, float]:
-        layer = round(y / LAYER_GAP)
-        column = layer // per_column
-        return x - left + column * stride, (layer - column * per_column) * LAYER_GAP
-
-    nodes = [moved(x, y) for x, y in zip(layout.x, layout.y)]
-    edges = tuple(tuple(moved(x, y) for x, y in points) for points in layout.edge_points)
-    used = -(-depth // per_column)
-    return DagLayout(layout.layer, tuple(x for x, _ in nodes), tuple(y for _, y in nodes), edges,
-                     used * stride - COLUMN_GAP, (min(per_column, depth) - 1) * LAYER_GAP,
-                     layout.stubs)
-
-
-def columns_to_fit(layout: DagLayout, aspect: float) -> int:
-    """How many columns make a tall, narrow `layout` closest to `aspect` (width / height of the
-    view); 1 unless the drawing is over three times taller than the view's shape, or so shallow
-    that it fits legibly in one column."""
-    width = max(layout.width, 1.0)
-    height = max(layout.height, LAYER_GAP)
-    if height / width < 3 / aspect or max(layout.layer, default=0) + 1 <= WRAP_MIN_LAYERS:
-        return 1
-    stride = width + COLUMN_GAP
-    best = min(range(1, max(layout.layer, default=0) + 2),
-               key=lambda k: abs(math.log(((k * stride) / (height / k + LAYER_GAP)) / aspect)))
-    return best

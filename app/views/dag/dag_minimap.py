@@ -61,7 +61,8 @@ class DagMinimap(QWidget):
         # A few per cent hidden at the edges (rounding, margins) is still "the whole graph".
         inset_x, inset_y = self._scene_rect.width() * 0.03, self._scene_rect.height() * 0.03
         whole = shown.contains(self._scene_rect.adjusted(inset_x, inset_y, -inset_x, -inset_y))
-        self.setVisible(not whole and port.width() > 2 * self.width())
+        self.setVisible(not whole and port.width() > 2 * self.width()
+                        and not getattr(self.view, "exporting", False))
         self.update()
 
     def _to_scene(self, point: QPointF) -> QPointF:

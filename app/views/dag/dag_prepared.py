@@ -11,53 +11,43 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.dag.dag_drawing import DrawnDag, draw_dag
-from slabscope.app.views.dag.dag_layout import DagLayout, columns_to_fit, layered_layout
+from slabscope.app.views.common.byte_axis import format_bytes
+from slabscope.app.views.dag.dag_folding import FOLD_ABOVE, Folding, fold
+from slabscope.app.views.dag.dag_layout import DagLayout, layered_layout
+from slabscope.app.views.dag.dag_memory import NodeMemory, node_memory
 from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 from slabscope.planner.model.graph import Graph
 from slabscope.planner.model.reachability import topological_order
 
 LABEL_POINTS = 9.0
-OP_POINTS = 7.5
+OP_POINTS = 9.0               # as large as the name: the op is half of what a box says
 NODE_PADDING = 12.0
 MIN_NODE_WIDTH = 60.0
 MAX_LABEL_CHARS = 28          # longer names are elided in the box (the tooltip has them whole)
 MAX_CHAIN_NODES = 2000        # longer chains of time steps are not drawn as a DAG
-DEFAULT_ASPECT = 1.4          # view shape assumed before the view has a size
 
 
 @dataclass(frozen=True)
 class PreparedDag:
-    """Each node's box width, the unwrapped layout of those boxes, the names of the buffers
-    each node uses, and the drawings made of it so far (by column count)."""
+    """Each node's box width, the layout of those boxes, the names of the buffers each node
+    uses, per edge the label it shows zoomed in (a tensor's shape or bytes; "" for none), each
+    node's memory (None without buffers) and the drawing made of it once asked for."""
 
     successors: tuple
     widths: tuple[float, ...]
     layout: DagLayout
     uses: tuple[tuple[str, ...], ...]
-    _drawings: dict = field(default_factory=dict, compare=False, repr=False)
-    _columns: dict = field(default_factory=dict, compare=False, repr=False)  # by aspect
+    edge_labels: tuple[str, ...] = ()
+    memory: NodeMemory | None = None
+    _drawn: list = field(default_factory=list, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
-    def columns_for(self, aspect: float) -> int:
-        """How many columns fit a view of `aspect` (width / height); kept, since the worker
-        asks first for the view's shape and the view then asks again."""
-        columns = self._columns.get(aspect)
-        if columns is None:
-            if len(self._columns) >= 8:  # a window resized again and again
-                self._columns.clear()
-            columns = self._columns[aspect] = columns_to_fit(self.layout, aspect)
-        return columns
-
-    def drawing(self, columns: int) -> DrawnDag:
-        """The layout wrapped into `columns`, as paths and a thumbnail (made once per count)."""
+    def drawing(self) -> DrawnDag:
+        """The layout as paths and a thumbnail (made once)."""
         with self._lock:  # the worker may be drawing it while the window asks
-            drawn = self._drawings.get(columns)
-            if drawn is None:
-                drawn = draw_dag(self.successors, self.widths, self.layout, columns)
-                if len(self._drawings) >= 2:  # the worker's shape and the view's, at most
-                    self._drawings.pop(next(iter(self._drawings)))
-                self._drawings[columns] = drawn
-            return drawn
+            if not self._drawn:
+                self._drawn.append(draw_dag(self.successors, self.widths, self.layout))
+            return self._drawn[0]
 
 
 def label_fonts() -> tuple[QFont, QFont]:
@@ -96,22 +86,60 @@ def prepare_dag(graph: Graph) -> PreparedDag | None:
         for u in used:
             uses[u].append(buf.name)
     return PreparedDag(tuple(graph.successors), widths,
-                       layered_layout(graph.successors, topo, widths), tuple(map(tuple, uses)))
+                       layered_layout(graph.successors, topo, widths), tuple(map(tuple, uses)),
+                       edge_labels(graph), node_memory(graph))
 
 
-# None for a chain that is not drawn.
-prepared_dag = IdentityCache(prepare_dag, size=2)
+def edge_labels(graph: Graph) -> tuple[str, ...]:
+    """Per edge in `(src, dst)` order of `graph.successors`, the shape (else the bytes) of the
+    largest buffer both ends use, as Netron writes tensors on its edges; "" when they share none
+    or another edge out of the same node already says it."""
+    if not graph.buffers:
+        return ()
+    of_node: list[set[int]] = [set() for _ in graph.nodes]
+    for b, used in enumerate(graph.use_indices):
+        for u in used:
+            of_node[u].add(b)
+    labels = []
+    for v, after in enumerate(graph.successors):
+        said: set[int] = set()  # a tensor read by several nodes is labelled on one edge only
+        for s in after:
+            shared = of_node[v] & of_node[s]  # a weight upload uses thousands: no scan of them
+            if not shared:
+                labels.append("")
+                continue
+            b = max(shared, key=lambda b: (graph.buffers[b].bytes, -b))
+            buffer = graph.buffers[b]
+            labels.append("" if b in said else "×".join(map(str, buffer.shape)) if buffer.shape
+                          else format_bytes(buffer.bytes))
+            said.add(b)
+    return tuple(labels)
+
+
+# None for a chain that is not drawn; a graph and its opening folding, this one's and the last.
+prepared_dag = IdentityCache(prepare_dag, size=4)
+
+
+def _opening_folding(graph: Graph) -> Folding | None:
+    """How `graph` opens: past `FOLD_ABOVE` nodes folded, every group closed; else None."""
+    if len(graph.nodes) <= FOLD_ABOVE or graph_is_time_chain(graph):
+        return None
+    memory = prepared_dag(graph).memory
+    return fold(graph, written=memory.written if memory is not None else ())
+
+
+opening_folding = IdentityCache(_opening_folding, size=2)
 
 
 class DrawingPreparer:
-    """The loading worker's step for a session's DAG views: lay the graph out and draw it for
-    the shape the view last had (`aspect`, set on the GUI thread as the view resizes)."""
-
-    def __init__(self):
-        self.aspect = DEFAULT_ASPECT
+    """The loading worker's step for a session's DAG views: lay the graph out and draw it."""
 
     def __call__(self, graph: Graph) -> PreparedDag | None:
         prepared = prepared_dag(graph)
-        if prepared is not None:
-            prepared.drawing(prepared.columns_for(self.aspect))
+        if prepared is None:
+            return None
+        prepared.drawing()  # drawn even when it opens folded: unfolding must not draw it now
+        folding = opening_folding(graph)
+        if folding is not None:
+            prepared_dag(folding.graph).drawing()
         return prepared

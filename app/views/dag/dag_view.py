@@ -12,18 +12,23 @@ from collections import Counter
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene,
-                               QGraphicsView, QMenu, QStackedWidget)
+                               QGraphicsSimpleTextItem, QGraphicsView, QMenu, QStackedWidget)
 
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.views.common import palette
 from slabscope.app.views.dag.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
 from slabscope.app.views.dag.dag_fold_layout import FoldLayouts
 from slabscope.app.views.dag.dag_folding import Folding, fold, toggled
+from slabscope.app.views.common.byte_axis import format_bytes
+from slabscope.app.views.dag.dag_legend import PEAK_COLOUR, DagLegend, ramp_colour
+from slabscope.app.views.dag.dag_memory import (BY_KIND, BY_LIVE, COLOURING_NAMES, COLOURINGS,
+                                                NodeMemory,
+                                                live_at_node)
 from slabscope.app.views.dag.dag_minimap import DagMinimap
-from slabscope.app.views.dag.dag_prepared import (DEFAULT_ASPECT, DrawingPreparer, elide as _elide,
-                                                  label_fonts, prepare_dag, prepared_dag)
+from slabscope.app.views.dag.dag_prepared import (DrawingPreparer, elide as _elide, label_fonts,
+                                                  opening_folding, prepared_dag)
 from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 
 TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
@@ -31,6 +36,10 @@ SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their bor
 NO_PEN = QPen(Qt.PenStyle.NoPen)  # one pen for every node item (made from the enum per item)
 ZOOM_STEP = 1.25
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
+READABLE_PIXELS = 11          # the smallest text height a label is read at when a graph opens
+EDGE_LABEL_SCALE = 1.2        # zoomed in this far, edges show their tensor's shape or bytes
+MEMORY_BINS = 8               # steps of the memory colour scale (boxes drawn a colour at a time)
+BAR_HEIGHT = 4.0              # scene units of a box's memory bar, along its bottom
 FIRST_NODES = 200             # node items added at once (~6 ms); a larger graph's come in slices
 SLICE_NODES = 50              # node items added between two looks at the clock
 SLICE_SECONDS = 0.02          # GUI time one slice of node items may take
@@ -44,9 +53,7 @@ TEXT_COLOR = QColor("#1D2330")
 SELECTED_BORDER = QColor("#111111")
 CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
 BACKGROUND = QColor("#FFFFFF")
-LEGEND_MARGIN = 10            # pixels between the colour key and the view's edges
-LEGEND = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered node or buffer uses"),
-          (palette.DESCENDANT, "descendants"))
+EDGE_LABEL_COLOR = QColor("#5B6475")
 
 
 class NodeItem(QGraphicsRectItem):
@@ -76,10 +83,18 @@ class NodeItem(QGraphicsRectItem):
             # Too small for corners or a border to show: a plain box in the border's colour.
             painter.fillRect(self.box, self.view.plain_colour(self.index))
             return
-        selected = self.index == self.view.selected_index
-        painter.setPen(QPen(SELECTED_BORDER if selected else border, 3.0 if selected else 1.5))
+        if self.index == self.view.selected_index:
+            painter.setPen(QPen(SELECTED_BORDER, 3.0))
+        elif self.index == self.view.peak_index:
+            painter.setPen(QPen(PEAK_COLOUR, 3.5))
+        else:
+            painter.setPen(QPen(border, 1.5))
         painter.setBrush(fill)
         painter.drawRoundedRect(self.box, 6, 6)
+        bar = self.view.bar_fraction(self.index)
+        if bar > 0:  # the node's bytes as a length, readable without the colour scale
+            painter.fillRect(QRectF(self.box.left() + 4, self.box.bottom() - BAR_HEIGHT - 2,
+                                    max(1.0, (self.box.width() - 8) * bar), BAR_HEIGHT), BAR_COLOUR)
         if detail < TEXT_MIN_SCALE and self.view._exporting:
             # A picture has no zoom to read labels by: draw the name at the least legible size,
             # cut to the room it has.
@@ -107,11 +122,11 @@ class NodeItem(QGraphicsRectItem):
                 painter.drawText(self.box, Qt.AlignmentFlag.AlignCenter, self.label)
                 return
             top, bottom = QRectF(self.box), QRectF(self.box)
-            top.setBottom(self.box.center().y() + 1)
-            bottom.setTop(self.box.center().y() + 1)
+            top.setBottom(self.box.center().y() - 1)
+            bottom.setTop(self.box.center().y() - 1)
             painter.drawText(top, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, self.label)
             faded = QColor(text)
-            faded.setAlphaF(faded.alphaF() * 0.6)
+            faded.setAlphaF(faded.alphaF() * 0.75)
             painter.setPen(faded)
             painter.setFont(self.view.op_font)
             painter.drawText(bottom, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, self.op_label)
@@ -249,9 +264,39 @@ class EdgeLayer:
         self.set_alpha(self.alpha)
 
 
+class EdgeLabels(QGraphicsItem):
+    """Each edge's tensor shape or bytes beside its start, drawn only zoomed in past
+    `EDGE_LABEL_SCALE` and only for the edges in the painted area (one item for them all)."""
+
+    def __init__(self, view: "DagView", anchors: np.ndarray, labels: tuple[str, ...],
+                 bounds: QRectF):
+        super().__init__()
+        self.view, self.anchors, self.labels, self.bounds = view, anchors, labels, bounds
+        self.setZValue(0.8)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setAcceptHoverEvents(False)
+
+    def boundingRect(self) -> QRectF:
+        return self.bounds
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < EDGE_LABEL_SCALE:
+            return
+        area = option.exposedRect
+        x, y = self.anchors
+        shown = np.flatnonzero((x >= area.left() - 200) & (x <= area.right())
+                               & (y >= area.top() - 20) & (y <= area.bottom() + 20))
+        painter.setFont(self.view.edge_font)
+        painter.setPen(EDGE_LABEL_COLOR)
+        ascent = QFontMetrics(self.view.edge_font).ascent()
+        for k in shown.tolist():
+            if self.labels[k]:
+                painter.drawText(QPointF(x[k] + 4, y[k] + ascent / 2), self.labels[k])
+
+
 class DagView(QGraphicsView):
-    """The session's graph as layered boxes and arrows; wheel or +/- zooms, drag or arrows pan,
-    0 fits the graph in view."""
+    """The session's graph as layered boxes and arrows, one flow top to bottom; wheel or +/-
+    zooms, drag or arrows pan, Ctrl+0 fits the graph in view, M switches what colours the boxes."""
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
@@ -268,7 +313,22 @@ class DagView(QGraphicsView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.minimap = DagMinimap(self)
+        self.edge_font = QFont(self.label_font)
+        self.edge_font.setPointSizeF(7.5)
         self._exporting = False
+        self.legend = DagLegend(self)
+        self.colouring = BY_LIVE
+        self.memory: NodeMemory | None = None  # of the session's graph (None: no buffers)
+        self.peak_index: int | None = None     # the drawn node showing the live-peak node
+        self._values: list[int] = []           # per drawn node, the bytes its colour scales by
+        self._fill_key: list[int] = []         # per drawn node, its index into `_fills`
+        self._fills: list[QColor] = [NODE_FILL]
+        self._kinds: list[tuple[str, QColor]] = []
+        self._edge_labels: EdgeLabels | None = None
+        self._peak_tag: QGraphicsItem | None = None
+        self._opened_on_peak = False  # the view was opened on the live peak (a plan existed)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self._place_legend()
         self._items: list[NodeItem] = []
         self._drawn: DrawnDag | None = None
         self._edge_paths: tuple[tuple[int, int, int, QPainterPath], ...] = ()  # src, dst, band, path
@@ -278,13 +338,16 @@ class DagView(QGraphicsView):
         self._build_timer = QTimer(self)
         self._build_timer.setInterval(1)  # not 0: a zero timer may run again before the window repaints
         self._build_timer.timeout.connect(self._add_slice)
-        self._user_zoomed = False    # the user zoomed or went to a node since the last fit
+        self._user_zoomed = False    # the user zoomed or went to a node since the view opened
+        self._fitted = False         # the user asked for Fit: a resize fits again
         self._bands: list[NodeBand] = []
         self.boxes_banded = False    # boxes too small for labels: drawn by band, not by node
         self._plain: tuple[list[QColor], dict[int, int]] | None = None  # see plain_colours
         # Folded into groups (None: every node drawn); a hovered group is this view's alone,
         # since the session's hover names real nodes.
         self._folding: Folding | None = None
+        self._graph_seen = None      # the session graph last drawn (a new one may open folded)
+        self._keep_in_place = None   # (real node, viewport point): a toggled group stays put
         self._folded_prepared = None   # (folding, its PreparedDag)
         self._fold_layouts = FoldLayouts(self)  # an opened group is laid out off this thread
         self._fold_layouts.sigReady.connect(self._fold_laid_out)
@@ -310,6 +373,7 @@ class DagView(QGraphicsView):
         session.sigSelectionChanged.connect(self._refresh_highlight)
         session.selection_model.sigNodeSelected.connect(self._node_selected)
         session.selection_model.sigReveal.connect(self.reveal)
+        session.sigPlanChanged.connect(self._plan_changed)
         self.selected_index: int | None = None
         self.skipped_chain = False
         self._stale = False  # the graph was not drawn: the page was behind the live bytes
@@ -379,16 +443,20 @@ class DagView(QGraphicsView):
         """
         self._build_timer.stop()
         scene = self.scene()
-        for item in self._items + self._bands:
-            scene.removeItem(item)
+        for item in self._items + self._bands + [self._edge_labels, self._peak_tag]:
+            if item is not None:
+                scene.removeItem(item)
+        self._edge_labels = self._peak_tag = None
         self._items, self._bands, self._edge_paths, self._drawn, self._pending = [], [], (), None, 0
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         self._hovered_group = None
-        if self._folding is not None and self._folding.source is not self.session.graph:
-            # A new graph is folded too, every group closed (a chain of time steps is not drawn).
+        if self.session.graph is not self._graph_seen:
+            # A new graph opens folded past FOLD_ABOVE nodes, as the loading worker laid it out.
+            self._graph_seen = self.session.graph
             self._fold_layouts.cancel()
             new = self.session.graph
-            self._folding = fold(new) if new is not None and prepared_dag(new) is not None else None
+            self._folding = opening_folding(new) if new is not None and \
+                not self._behind_live_bytes() and prepared_dag(new) is not None else None
         graph = self.shown_graph()
         self.selected_index = self._drawn_index(self.session.selection_model.node)
         self.skipped_chain = False
@@ -415,11 +483,16 @@ class DagView(QGraphicsView):
             self._base_edges.show_bands({})
             self.viewport().update()
             return
-        # A deep, narrow graph is wrapped into columns so that Fit shows its shape, not a line.
-        drawn = prepared.drawing(prepared.columns_for(self._aspect()))
+        drawn = prepared.drawing()
         self._drawn, self._widths = drawn, prepared.widths
         real = prepared_dag(self.session.graph) if self._folding is not None else prepared
         self._node_buffers = real.uses
+        self.memory = real.memory
+        self._colour_nodes()
+        if prepared.edge_labels:
+            self._edge_labels = EdgeLabels(self, _label_anchors(prepared.layout),
+                                           prepared.edge_labels, drawn.bounds)
+            scene.addItem(self._edge_labels)
         self._edge_paths = drawn.edges
         self._base_edges.show_bands(drawn.bands)
         self._ancestor_edges.show([])
@@ -431,7 +504,9 @@ class DagView(QGraphicsView):
             self._bands.append(band)
         scene.setSceneRect(drawn.bounds)
         self.minimap.rebuild(drawn.thumbnail)
-        self.fit()
+        if self.peak_index is not None:
+            self._peak_tag = self._tag_peak()
+        self.open_view()
         self._add_nodes(FIRST_NODES)
         if self._pending < len(graph.nodes):
             self._build_timer.start()
@@ -455,12 +530,124 @@ class DagView(QGraphicsView):
         if self._folding is None:
             return prepared_dag(self.session.graph)
         if self._folded_prepared is None or self._folded_prepared[0] is not self._folding:
-            self._folded_prepared = (self._folding, prepare_dag(self._folding.graph))
+            # The opening folding: laid out by the loading worker (else here, once).
+            self._folded_prepared = (self._folding, prepared_dag(self._folding.graph))
         return self._folded_prepared[1]
 
-    def _aspect(self) -> float:
-        view = self.viewport().size()
-        return view.width() / view.height() if view.height() > 50 else DEFAULT_ASPECT
+    # --- memory ---------------------------------------------------------------------------
+
+    def _colour_nodes(self) -> None:
+        """Each drawn node's figure and fill under the current colouring; the live-peak node."""
+        memory, folding = self.memory, self._folding
+        count = len(self._drawn.x)
+        self.peak_index = None
+        if memory is None:
+            self.colouring = BY_KIND
+            self._values = []
+        else:
+            values = memory.values(self.colouring)
+            if folding is None:
+                self._values = list(values)
+            else:  # a group holds what its nodes write, and the most that is live at any of them
+                pick = max if self.colouring == BY_LIVE else sum
+                self._values = [pick(values[v] for v in members) if members else 0
+                                for members in folding.members]
+            if memory.peak_node is not None:
+                self.peak_index = (memory.peak_node if folding is None
+                                   else folding.drawn_of[memory.peak_node])
+        if self.colouring == BY_KIND:
+            self._colour_by_kind(count)
+        else:
+            top = max(self._values, default=0) or 1
+            self._fills = [ramp_colour(k / (MEMORY_BINS - 1)) for k in range(MEMORY_BINS)]
+            self._fill_key = [round(v / top * (MEMORY_BINS - 1)) for v in self._values]
+        self._plain = None
+        self.legend.refresh()
+
+    def _colour_by_kind(self, count: int) -> None:
+        """Fills by the kind of the largest buffer each node writes (plain when it writes none)."""
+        kinds = self.memory.kind if self.memory is not None else \
+            (None,) * len(self.session.graph.nodes)
+        if self._folding is not None:  # a group takes its first writing member's kind
+            kinds = [next((kinds[v] for v in members if kinds[v]), None)
+                     for members in self._folding.members]
+        order: dict[str | None, int] = {None: 0}
+        self._fill_key = [order.setdefault(kind, len(order)) for kind in kinds[:count]]
+        self._kinds = [(kind, palette.KIND_COLORS.get(kind, palette.KIND_COLORS["other"]))
+                       for kind in order if kind is not None]
+        self._fills = [NODE_FILL] + [_tint(colour) for _, colour in self._kinds]
+
+    def set_colouring(self, colouring: str) -> None:
+        """Colour the boxes by `colouring` (one of `dag_memory.COLOURINGS`) and repaint."""
+        if colouring == self.colouring or (colouring != BY_KIND and self.memory is None):
+            self.legend.refresh()
+            return
+        self.colouring = colouring
+        if self._drawn is not None:
+            self._colour_nodes()
+            for item in self._items:
+                item.update()
+            self.scene().update()
+
+    def next_colouring(self) -> None:
+        """Switch to the next colouring the graph has figures for."""
+        offered = [c for c in COLOURINGS if c == BY_KIND or self.memory is not None]
+        self.set_colouring(offered[(offered.index(self.colouring) + 1) % len(offered)])
+
+    def scale_top(self) -> int:
+        """The bytes at the dark end of the colour scale: the largest drawn figure."""
+        return max(self._values, default=0)
+
+    def kind_key(self) -> list[tuple[str, QColor]]:
+        """The kinds the boxes are coloured by, with their colours."""
+        return self._kinds
+
+    def bar_fraction(self, index: int) -> float:
+        """How much of drawn node `index`'s box its memory bar spans (0: no bar)."""
+        if self.colouring == BY_KIND or not self._values:
+            return 0.0
+        top = self.scale_top()
+        return self._values[index] / top if top else 0.0
+
+    def value_of(self, index: int) -> int:
+        """The bytes drawn node `index` is coloured by (0 when colouring by kind)."""
+        return self._values[index] if self._values and self.colouring != BY_KIND else 0
+
+    def _tag_peak(self) -> QGraphicsItem:
+        """A tag on the top edge of the live-peak node's box, saying what it is, over a white
+        patch so that an edge passing by does not cross its text."""
+        text = QGraphicsSimpleTextItem("live peak")
+        text.setFont(self.edge_font)
+        text.setBrush(PEAK_COLOUR)
+        area = text.boundingRect().adjusted(-3, 0, 3, 0)
+        tag = QGraphicsRectItem(area)
+        tag.setBrush(BACKGROUND)
+        tag.setPen(QPen(PEAK_COLOUR, 1))
+        text.setParentItem(tag)
+        width = self._widths[self.peak_index]
+        tag.setPos(self._drawn.x[self.peak_index] - width / 2 + 6,
+                   self._drawn.y[self.peak_index] - NODE_HEIGHT / 2 - area.height() + 2)
+        tag.setZValue(2)
+        self.scene().addItem(tag)
+        return tag
+
+    def _group_text(self, drawn: int) -> str:
+        """What folded group `drawn` holds, for the key while it is hovered."""
+        members, memory = self._folding.members[drawn], self.memory
+        written = sum(memory.written[v] for v in members)
+        return (f"{len(members):,} nodes write {format_bytes(written)}; at most"
+                f" {format_bytes(max(memory.live[v] for v in members))} live at their steps")
+
+    def _live_text(self, index: int) -> str:
+        """What is live at real node `index`'s step, for the key while it is hovered."""
+        graph, memory = self.session.graph, self.memory
+        live = live_at_node(graph, memory, index)
+        largest = ", ".join(f"{graph.buffers[b].name} {format_bytes(graph.reserved[b])}"
+                            for b in live[:3])
+        more = ", …" if len(live) > 3 else ""
+        return (f"step {memory.step[index]}: {format_bytes(memory.live[index])} live in "
+                f"{len(live):,} buffers ({largest}{more}); "
+                f"writes {format_bytes(memory.written[index])}")
 
     def _add_nodes(self, count: int) -> None:
         """Add the next `count` node items (fewer at the end)."""
@@ -504,7 +691,12 @@ class DagView(QGraphicsView):
         buffers = self._node_buffers[index]
         shown = ", ".join(buffers[:12]) + (f" and {len(buffers) - 12} more" if len(buffers) > 12 else "")
         op = f" ({node.op})" if node.op else ""
-        return f"{node.name}{op}\nuses: {shown or 'no buffers'}"
+        memory = ""
+        if self.memory is not None:
+            memory = (f"\nwrites {format_bytes(self.memory.written[index])}; "
+                      f"{format_bytes(self.memory.live[index])} live at its step "
+                      f"{self.memory.step[index]}")
+        return f"{node.name}{op}\nuses: {shown or 'no buffers'}{memory}"
 
     # --- highlight -----------------------------------------------------------------------
 
@@ -513,7 +705,10 @@ class DagView(QGraphicsView):
         colour, the index of its colour (worked out once per highlight, a set at a time:
         the ancestors of a late node are nearly the whole graph)."""
         if self._plain is None:
-            colours, keys = [self.plain_colour(-1)], {}
+            dim = self._hovered is not None or bool(self._uses)
+            plain = [NODE_BORDER if fill == NODE_FILL else _plain_of(fill) for fill in self._fills]
+            colours = [_dim(colour) if dim else colour for colour in plain]
+            keys = {v: k for v, k in enumerate(self._fill_key) if k}
             hovered = {self._hovered} if self._hovered is not None else set()
             selected = {self.selected_index} if self.selected_index is not None else set()
             # Lowest precedence first, as `node_colours` and `plain_colour` rank them.
@@ -532,7 +727,14 @@ class DagView(QGraphicsView):
         if index == self.selected_index:
             return SELECTED_BORDER
         fill, border, _ = self.node_colours(index)
-        return border if fill == NODE_FILL else fill
+        base = self._base_fill(index)
+        if fill in (base, _dim(base)):  # not highlighted: the box's own colour, seen small
+            return border if base == NODE_FILL else _plain_of(fill)
+        return fill
+
+    def _base_fill(self, index: int) -> QColor:
+        """Drawn node `index`'s fill under the colouring, before any highlight."""
+        return self._fills[self._fill_key[index]] if 0 <= index < len(self._fill_key) else NODE_FILL
 
     def node_colours(self, index: int) -> tuple[QColor, QColor, QColor]:
         """Fill, border and text colour of node `index` under the current highlight."""
@@ -544,9 +746,10 @@ class DagView(QGraphicsView):
             return DESCENDANT_FILL, palette.DESCENDANT, TEXT_COLOR
         if index in self._uses:
             return palette.HOVERED, NODE_BORDER, TEXT_COLOR
+        fill = self._base_fill(index)
         if self._hovered is not None or self._uses:
-            return _dim(NODE_FILL), _dim(NODE_BORDER), _dim(TEXT_COLOR)
-        return NODE_FILL, NODE_BORDER, TEXT_COLOR
+            return _dim(fill), _dim(NODE_BORDER), _dim(TEXT_COLOR)
+        return fill, NODE_BORDER, TEXT_COLOR
 
     def _predecessors(self, graph) -> list[list[int]]:
         """Per node index, its direct predecessors (built once per graph)."""
@@ -564,16 +767,25 @@ class DagView(QGraphicsView):
         graph, shown = self.session.graph, self.shown_graph()
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         self._plain = None
+        hover_text = self.legend.hover_text
+        self.legend.hover_text = ""
         if graph is None or self._drawn is None:
+            if hover_text:
+                self.legend.update()
             return
         i = self._hovered_group if self._hovered_group is not None else \
             self._drawn_index(self.session.hovered_node)
+        if self._hovered_group is not None and self.memory is not None:
+            self.legend.hover_text = self._group_text(self._hovered_group)
         if i is not None:
             self._hovered = i
             # A walk from the node, not the graph's closure: that is quadratic in memory, and
             # a 200k-node graph cannot hold it.
             self._ancestors = _reached(self._predecessors(shown), i)
             self._descendants = _reached(shown.successors, i)
+            hovered = self.session.hovered_node
+            if self.memory is not None and hovered in graph.node_index:
+                self.legend.hover_text = self._live_text(graph.node_index[hovered])
         else:
             names = ([self.session.hovered_buffer] if self.session.hovered_buffer
                      else list(self.session.selection))
@@ -584,6 +796,8 @@ class DagView(QGraphicsView):
                 self._uses = {self._folding.drawn_of[u] for u in self._uses}
         self._draw_highlight_edges()
         self.scene().update()
+        if self.legend.hover_text != hover_text:
+            self.legend.update()
 
     def _draw_highlight_edges(self) -> None:
         if self._hovered is None:
@@ -617,45 +831,35 @@ class DagView(QGraphicsView):
         return merged
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
-        """A key to the highlight colours, pinned to the view's top-left corner."""
+        """In place of a chain of time steps, a line saying why it is not drawn."""
+        if not self.skipped_chain:
+            return
         painter.save()
         painter.resetTransform()
-        if self.skipped_chain:
-            painter.setPen(TEXT_COLOR)
-            painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter,
-                             f"{len(self.session.graph.nodes):,} time steps in a chain: "
-                             "not drawn (see live bytes over time)")
-            painter.restore()
-            return
-        if self._exporting:  # a picture has no hover: the key to hover colours means nothing
-            painter.restore()
-            return
-        painter.setFont(self.label_font)
-        ascent = painter.fontMetrics().ascent()
-        for x, y, colour, text in self.legend_layout()[0]:
-            painter.setPen(QPen(colour.darker(130), 1))
-            painter.setBrush(colour)
-            painter.drawRect(x, y + 2, 10, 10)
-            painter.setPen(TEXT_COLOR)
-            painter.drawText(x + 14, y + ascent, text)
+        painter.setPen(TEXT_COLOR)
+        painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter,
+                         f"{len(self.session.graph.nodes):,} time steps in a chain: "
+                         "not drawn (see live bytes over time)")
         painter.restore()
 
-    def legend_layout(self) -> tuple[list[tuple[int, int, QColor, str]], int]:
-        """Where each entry of the colour key goes, `(x, y, colour, text)` with its swatch at
-        `x`, wrapped onto more rows when the view is too narrow for one, and the pixels the key
-        takes from the top of the view."""
-        metrics = QFontMetrics(self.label_font)
-        width, row = self.viewport().width(), max(metrics.height(), 12) + 2
-        x, y, entries = LEGEND_MARGIN, LEGEND_MARGIN, []
-        for colour, text in LEGEND:
-            advance = 14 + metrics.horizontalAdvance(text)
-            if x > LEGEND_MARGIN and x + advance > width - LEGEND_MARGIN:
-                x, y = LEGEND_MARGIN, y + row
-            entries.append((x, y, colour, text))
-            x += advance + 14
-        return entries, y + row + LEGEND_MARGIN // 2
+    @property
+    def exporting(self) -> bool:
+        """Whether the view is drawn for a picture (no hover, no overview)."""
+        return self._exporting
+
+    def _place_legend(self) -> None:
+        """The key strip across the top, the drawing's viewport below it."""
+        height = self.legend.wanted_height()
+        self.setViewportMargins(0, height, 0, 0)
+        self.legend.setGeometry(0, 0, self.width(), height)
+        self.legend.refresh()
 
     # --- navigation ----------------------------------------------------------------------
+
+    def readable_scale(self) -> float:
+        """The zoom at which the smaller of a box's two fonts is `READABLE_PIXELS` tall."""
+        pixels = min(QFontInfo(self.label_font).pixelSize(), QFontInfo(self.op_font).pixelSize())
+        return READABLE_PIXELS / max(1, pixels)
 
     def fit(self) -> None:
         """Show the whole graph (small graphs enlarged at most `MAX_FIT_SCALE`)."""
@@ -664,21 +868,58 @@ class DagView(QGraphicsView):
             return
         self.resetTransform()
         view = self.viewport().rect()
-        # The colour key sits over the top strip: the graph fits below it.
-        room = 0 if self._exporting else min(self.legend_layout()[1], view.height() // 4)
-        scale = min(view.width() / rect.width(), (view.height() - room) / rect.height(),
-                    MAX_FIT_SCALE)
+        scale = min(view.width() / rect.width(), view.height() / rect.height(), MAX_FIT_SCALE)
         self.scale(scale, scale)
-        self.centerOn(rect.center() - QPointF(0, room / 2 / scale))
-        self._user_zoomed = False
+        self.centerOn(rect.center())
+        self._user_zoomed, self._fitted = False, True
         self._zoom_changed()
+
+    def open_view(self) -> None:
+        """The view a graph opens at: the whole graph when its labels are readable that way,
+        else labels at the smallest readable size on the live-peak node when a plan exists,
+        or on the graph's start."""
+        rect = self.sceneRect()
+        if rect.isEmpty():
+            return
+        self.resetTransform()
+        view = self.viewport().rect()
+        whole = min(view.width() / rect.width(), view.height() / rect.height(), MAX_FIT_SCALE)
+        readable = self.readable_scale()
+        self._opened_on_peak = False
+        if whole >= readable:
+            self.scale(whole, whole)
+            self.centerOn(rect.center())
+        else:
+            scale = readable
+            self.scale(scale, scale)
+            half_width, half_height = view.width() / 2 / scale, view.height() / 2 / scale
+            if self.session.plan is not None and self.peak_index is not None:
+                self._opened_on_peak = True
+                self.centerOn(self._drawn.x[self.peak_index], self._drawn.y[self.peak_index])
+            else:
+                # The first layer at the top; its first node in the middle unless it all fits.
+                start = min(range(len(self._drawn.y)), key=lambda i: (self._drawn.y[i], i))
+                x = rect.center().x() if rect.width() <= 2 * half_width else min(
+                    max(self._drawn.x[start], rect.left() + half_width), rect.right() - half_width)
+                self.centerOn(x, rect.top() + half_height)
+        self._user_zoomed = self._fitted = False
+        self._zoom_changed()
+
+    def _plan_changed(self, *_) -> None:
+        """A plan arrived: a view the user has not moved goes to the live peak."""
+        moved = self._user_zoomed or self._fitted or self._opened_on_peak
+        if not moved and self._drawn is not None:
+            self.open_view()
+        self.legend.refresh()
 
     def enter_export(self) -> None:
         """Drop the colour key and the overview from a picture, which shows every node."""
+        self._fold_layouts.wait()  # a folding on its way is what the window would show
         self.finish_building()
         self._exporting = True
         self._give_labels_room()
         self.minimap.hide()
+        self._place_legend()
         self.viewport().update()
 
     def _give_labels_room(self) -> None:
@@ -699,6 +940,7 @@ class DagView(QGraphicsView):
     def leave_export(self) -> None:
         """Bring back what `enter_export` hid."""
         self._exporting = False
+        self._place_legend()
         self.minimap.refresh()  # shown again only if the view is zoomed in
         self.viewport().update()
 
@@ -716,8 +958,8 @@ class DagView(QGraphicsView):
         shown = self.mapToScene(self.viewport().rect()).boundingRect()
         if shown.contains(self.node_position(name)):
             return  # in view already: moving the view would only lose the user's place
-        if self.transform().m11() < TEXT_MIN_SCALE:
-            factor = TEXT_MIN_SCALE * 1.5 / self.transform().m11()
+        if self.transform().m11() < self.readable_scale():
+            factor = max(1.0, self.readable_scale()) / self.transform().m11()
             self.scale(factor, factor)
             self._zoom_changed()
         self._user_zoomed = True  # the user went to this node: a resize must not move away
@@ -752,19 +994,23 @@ class DagView(QGraphicsView):
             self.zoom(ZOOM_STEP)
         elif key == Qt.Key.Key_Minus:
             self.zoom(1 / ZOOM_STEP)
-        elif key == Qt.Key.Key_0:
+        elif key == Qt.Key.Key_0:  # Ctrl+0 as the menus say, or 0 alone as before
             self.fit()
+        elif key == Qt.Key.Key_M:
+            self.next_colouring()
         elif key == Qt.Key.Key_G:
             self.set_folded(self._folding is None and not self._fold_layouts.pending)
         else:
             super().keyPressEvent(event)  # arrows and page keys scroll
 
     def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._preparer.aspect = self._aspect()  # the next graph is drawn for this shape
-        # A fitted graph stays fitted as the window changes size; a zoomed one stays as zoomed.
-        if not self.isVisible() or event.oldSize().width() <= 0 or not self._user_zoomed:
+        super().resizeEvent(event)  # a moved view keeps its zoom and centre (the resize anchor)
+        self.legend.setGeometry(0, 0, self.width(), self.legend.height())
+        # A view the user has not moved opens again for the new size; a fitted one fits again.
+        if self._fitted and not self._user_zoomed:
             self.fit()
+        elif not self.isVisible() or event.oldSize().width() <= 0 or not self._user_zoomed:
+            self.open_view()
         self.minimap.refresh()
 
     def _node_selected(self, name) -> None:
@@ -787,7 +1033,8 @@ class DagView(QGraphicsView):
             return
         if self._folding is None and not self._fold_layouts.pending:
             # Grouped and laid out in the background, shown when ready.
-            self._fold_layouts.lay_out(lambda: fold(graph), self._aspect())
+            written = self.memory.written if self.memory is not None else ()
+            self._fold_layouts.lay_out(lambda: fold(graph, written=written))
 
     def toggle_group(self, drawn: int) -> None:
         """Open the folded group drawn as node `drawn`, or close the group node `drawn` is in;
@@ -795,14 +1042,32 @@ class DagView(QGraphicsView):
         if self._folding is None:
             return
         folding = self._folding
-        self._fold_layouts.lay_out(lambda: toggled(folding, drawn), self._aspect())
+        # The group's first node keeps its place on screen when the new layout arrives.
+        real = folding.members[drawn][0]
+        self._keep_in_place = (real, self.mapFromScene(self._drawn.x[drawn], self._drawn.y[drawn]))
+        self._fold_layouts.lay_out(lambda: toggled(folding, drawn))
 
     def _fold_laid_out(self, folding: Folding, prepared) -> None:
         if folding.source is not self.session.graph:
             return  # another graph opened meanwhile
         self._folding = folding
         self._folded_prepared = (folding, prepared)
+        keep, self._keep_in_place = self._keep_in_place, None
+        transform = self.transform()
         self.rebuild()
+        if keep is not None and self._drawn is not None:
+            real, point = keep
+            drawn = folding.drawn_of[real]
+            self.setTransform(transform)
+            offset = self.mapToScene(self.viewport().rect().center()) - self.mapToScene(point)
+            centre = QPointF(self._drawn.x[drawn], self._drawn.y[drawn]) + offset
+            # Room to scroll there even where the new drawing is narrower than the old.
+            shown = self.mapToScene(self.viewport().rect()).boundingRect()
+            shown.moveCenter(centre)
+            self.scene().setSceneRect(self.sceneRect().united(shown))
+            self.centerOn(centre)
+            self._user_zoomed = True
+            self._zoom_changed()
 
     def hover_item(self, item: NodeItem, entered: bool) -> None:
         """The pointer entered or left `item`: a node is hovered in the session, a folded group
@@ -828,6 +1093,14 @@ class DagView(QGraphicsView):
         if self.session.graph is None or self.skipped_chain:
             return
         menu = QMenu(self)
+        menu.addAction("Fit the whole graph  (Ctrl+0)", self.fit)
+        colourings = menu.addMenu("Colour boxes by")
+        for key in COLOURINGS:
+            if key == BY_KIND or self.memory is not None:
+                action = colourings.addAction(COLOURING_NAMES[key],
+                                              lambda k=key: self.set_colouring(k))
+                action.setCheckable(True)
+                action.setChecked(key == self.colouring)
         if self._folding is None:
             menu.addAction("Fold into groups  (G)", lambda: self.set_folded(True))
         else:
@@ -895,7 +1168,23 @@ def _tint(colour: QColor) -> QColor:
 
 
 ANCESTOR_FILL = _tint(palette.ANCESTOR)
+BAR_COLOUR = QColor("#8C2D04")
 DESCENDANT_FILL = _tint(palette.DESCENDANT)
+
+
+def _plain_of(fill: QColor) -> QColor:
+    """A fill's colour for a box too small for its border: darker, so the box still shows."""
+    return fill.darker(125)
+
+
+def _label_anchors(layout) -> np.ndarray:
+    """Per edge, where its label goes: half way down its first stretch below the source box."""
+    anchors = np.zeros((2, len(layout.edge_points)))
+    for k, points in enumerate(layout.edge_points):
+        (x0, y0), (x1, y1) = points[0], points[1]
+        anchors[0, k] = (x0 + x1) / 2
+        anchors[1, k] = (y0 + NODE_HEIGHT / 2 + y1 - NODE_HEIGHT / 2) / 2
+    return anchors
 
 
 def _dim(colour: QColor) -> QColor:
