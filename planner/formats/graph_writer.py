@@ -48,5 +48,5 @@ def _buffer(buffer) -> dict:
 
 def write_graph(graph: Graph, path, description: str | None = None) -> None:
     """Write `graph` to `path` as a JSON graph file (atomically: an old file stays whole on failure)."""
-    text = json.dumps(graph_to_dict(graph, description), indent=1) + "\n"
+    text = json.dumps(graph_to_dict(graph, description), indent=1, ensure_ascii=False) + "\n"
     write_atomic(Path(path), text, "graph")
