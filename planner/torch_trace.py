@@ -133,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fake", action="store_true",
                         help="with --step: build the model and inputs as fake tensors (shapes "
                              "only), so a model larger than this machine's memory records")
+    parser.add_argument("--lifetimes", choices=("eager", "last-use"), default="eager",
+                        help="with --step: eager (each storage live until its last reference "
+                             "died, as PyTorch ran it; default) or last-use (freed at its last "
+                             "access, so `slabscope plan --schedule best` may move each "
+                             "optimizer update to just after its gradient)")
     parser.add_argument("--alignment", type=int, default=1,
                         help="with --step: the graph's alignment in bytes (1: bytes as the CPU "
                              "counts them; 512: as CUDA's caching allocator rounds)")
@@ -183,10 +188,15 @@ def _record_step(args, torch) -> int:
         raise
     except Exception as exc:  # the model's own failure to run, in torch's words
         raise PlanError(f"the training step failed: {_first_line(exc)}") from None
+    if args.lifetimes == "last-use":
+        from .recording.dataflow import dataflow_lifetimes
+
+        graph = dataflow_lifetimes(graph)
     output = Path(args.output or f"{type(model).__name__}_step.json")
     write_graph(graph, output, f"one steady-state {args.step} training step of "
                                f"{args.model} on inputs {' '.join(args.input_shape)}, recorded "
-                               f"on the CPU{' with fake tensors' if args.fake else ''}")
+                               f"on the CPU{' with fake tensors' if args.fake else ''}, "
+                               f"{args.lifetimes} lifetimes")
     peak = live_peak(graph)
     print(f"wrote {output} ({len(graph.nodes)} ops, {len(graph.buffers)} buffers, live peak "
           f"{peak.bytes:,} bytes at {peak.node!r})")

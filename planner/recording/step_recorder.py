@@ -43,6 +43,8 @@ class OpRecord:
     module: str | None
     autograd: str | None
     parameter: str | None
+    pointwise: bool
+    same_layout: list[int]  # storages of arguments laid out as the one output is (pointwise ops)
     touched: list[tuple[int, bool]]  # (storage record index, written)
     made: list[int]
 
@@ -191,11 +193,31 @@ class StepRecorder(TorchDispatchMode):
                               if i in self._param_of_storage), self._last_parameter)
             self._last_parameter = parameter
         node = torch._C._current_autograd_node() if backward else None
+        pointwise = torch.Tag.pointwise in func.tags
         self.ops.append(OpRecord(func.overloadpacket.__name__, str(func), phase,
                                  self._paths.current(backward),
                                  node.name() if node is not None else None, parameter,
+                                 pointwise, self._same_layout(pointwise, inputs, result, made),
                                  list(touched.items()), made))
         return result
+
+    def _same_layout(self, pointwise: bool, inputs: list, result, made: list[int]) -> list[int]:
+        """For a pointwise op with one new output: the storages of the arguments that fill their
+        whole storage exactly as the output fills its own (same sizes, strides and dtype), the
+        ones its output could be written over element by element."""
+        outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+        if not pointwise or len(made) != 1 or len(outputs) != 1:
+            return []
+        out = outputs[0]
+        same = []
+        for tensor in inputs:
+            storage = _storage(tensor)
+            if storage is not None and tensor.shape == out.shape and \
+                    tensor.stride() == out.stride() and tensor.dtype == out.dtype and \
+                    tensor.storage_offset() == 0 and out.storage_offset() == 0 and \
+                    storage.nbytes() == out.untyped_storage().nbytes():
+                same.append(self.ledger.known(storage).index)
+        return same
 
     # --- the graph ---------------------------------------------------------------------------
 
@@ -216,11 +238,14 @@ class StepRecorder(TorchDispatchMode):
                 attrs["autograd"] = op.autograd
             if op.parameter:
                 attrs["parameter"] = op.parameter
+            if op.pointwise:  # ATen's pointwise tag: the opt-in in-place rule reads these two
+                attrs["pointwise"] = "yes"
+                attrs["same_layout"] = [buffer_names[b] for b in op.same_layout]
             made = set(op.made)
             nodes.append({"name": node_names[i], "op": op.op,
                           "inputs": [buffer_names[b] for b, _ in op.touched if b not in made],
                           "outputs": [buffer_names[b] for b in op.made],
-                          "attrs": {k: v for k, v in attrs.items() if v}})
+                          "attrs": {k: v for k, v in attrs.items() if v or k == "same_layout"}})
         buffers = []
         for record, (first, last) in sorted(zip(self.ledger.records, spans),
                                             key=lambda pair: (pair[1][0], pair[0].index)):
