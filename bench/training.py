@@ -14,7 +14,10 @@ For each model, one steady-state training step (Adam; recorded after a warm-up s
 - best order: the order with the least live peak (planner.schedule), each optimizer update free to
   run as soon as its gradient is final (the user's change: an optimizer step in a
   post-accumulate-grad hook);
-- first fit / search: the slab of a static plan for the best order (first fit, then search);
+- in place: the best order once each pointwise op may write its output over an argument that
+  dies there (planner.conflicts.in_place, opt-in; the user's change: `inplace=True` or an
+  in-place op in the model);
+- first fit / search: the slab of a static plan for that order, in place (first fit, search);
 - time: seconds to record, and to find the order and the search plan.
 
 Ratios are of the eager peak. MODeL (ICML 2023), choosing order and addresses together with an
@@ -39,6 +42,7 @@ from slabscope.planner.torch_trace import trace_step  # noqa: E402
 from slabscope.planner.allocator.allocator_replay import replay_graph  # noqa: E402
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings  # noqa: E402
 from slabscope.planner.analysis.peak import live_peak  # noqa: E402
+from slabscope.planner.conflicts.in_place import in_place  # noqa: E402
 from slabscope.planner.recording.dataflow import dataflow_lifetimes  # noqa: E402
 from slabscope.planner.recording.training_step import make_optimizer, training_step  # noqa: E402
 
@@ -92,7 +96,9 @@ def measure(name: str, budget: float) -> tuple:
     last_use = live_peak(freed).bytes
     began = time.perf_counter()
     best = planner.schedule(freed, budget=budget)
-    ordered = planner.with_schedule(freed, best.order)
+    shared = in_place(freed).graph
+    best_shared = planner.schedule(shared, budget=budget)
+    ordered = planner.with_schedule(shared, best_shared.order)
     first_fit = planner.plan(ordered, "first-fit", conflicts="serial")
     searched = planner.plan(ordered, "search", conflicts="serial", budget=budget)
     for plan in (first_fit, searched):
@@ -103,7 +109,8 @@ def measure(name: str, budget: float) -> tuple:
         return f"{value / eager:.3f}"
 
     return (name, len(graph.nodes), f"{eager:,}", ratio(recorded), ratio(reserved),
-            ratio(expandable), ratio(last_use), ratio(best.peak_bytes), ratio(first_fit.slab_bytes),
+            ratio(expandable), ratio(last_use), ratio(best.peak_bytes),
+            ratio(best_shared.peak_bytes), ratio(first_fit.slab_bytes),
             ratio(searched.slab_bytes), f"{record_s:.1f}", f"{lever_s:.1f}")
 
 
@@ -126,7 +133,7 @@ def main() -> None:
         except ImportError as exc:
             print(f"{name}: skipped ({exc})", file=sys.stderr)
     print_table(("model", "ops", "eager bytes", "recorded", "reserved", "expandable",
-                 "last use", "best order", "first fit", "search", "record s", "levers s"), rows)
+                 "last use", "best order", "in place", "first fit", "search", "record s", "levers s"), rows)
     print(f"\nratios of the eager (MemTracker) peak; MODeL reports {MODEL_PAPER_RATIO:.2f} "
           f"(order and addresses chosen together, ILP solver)")
 
