@@ -81,6 +81,7 @@ class StepRecorder(TorchDispatchMode):
         self.kinds: dict[int, str] = {}
         self.names: dict[int, str] = {}
         self._parameters = self._named_parameters()
+        self._parameter_names = {name for name, _ in self._parameters}
         self._paths = ModulePaths(module, {id(p): name for name, p in self._parameters})
         self._in_optimizer = 0
         self._handles: list = []
@@ -133,7 +134,9 @@ class StepRecorder(TorchDispatchMode):
         record = self.ledger.known(storage) or self.ledger.record(storage, None)
         self.kinds.setdefault(record.index, kind)
         self.names.setdefault(record.index, name)
-        if kind != WEIGHT or name in dict(self._parameters):  # a module buffer updates no parameter
+        # Optimizer ops are named after the parameter whose storages they touch; module buffers
+        # (running statistics) belong to no parameter.
+        if kind != WEIGHT or name in self._parameter_names:
             self._param_of_storage.setdefault(record.index, name.split(" · ")[0])
 
     def _optimizer_state(self) -> None:
