@@ -68,3 +68,31 @@ def test_plan_takes_inplace_only_when_asked(capsys):
     assert f"{slab:,}" in plain
     assert main(["plan", str(STEP), "--conflicts", "serial", "--inplace"]) == 0
     assert "outputs written over an argument that dies there" in capsys.readouterr().out
+
+
+def test_onnx_elementwise_ops_write_over_a_dying_argument_of_the_same_shape(tmp_path):
+    onnx = __import__("pytest").importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    def value(name, shape):
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [4, 4], [0.5] * 16)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm"),
+             helper.make_node("Relu", ["a"], ["b"], name="relu"),
+             helper.make_node("Tanh", ["b"], ["c"], name="tanh"),
+             helper.make_node("ReduceMean", ["c"], ["row"], name="mean", keepdims=1),
+             helper.make_node("Mul", ["row", "c"], ["z"], name="scale"),  # row is broadcast
+             helper.make_node("MatMul", ["z", "w"], ["y"], name="mm2")]
+    model = helper.make_model(helper.make_graph(
+        nodes, "chain", [value("x", [4, 4])], [value("y", [4, 4])], [weight],
+        value_info=[value("a", [4, 4]), value("b", [4, 4]), value("c", [4, 4]),
+                    value("row", [4, 1]), value("z", [4, 4])]))
+    path = tmp_path / "chain.onnx"
+    onnx.save(model, path)
+    shared = in_place(planner.load(path))
+    # Relu and Tanh write over their argument. Mul's first argument is broadcast: its 16 bytes
+    # align to the same 256 as the output's 64, yet it must not be written over.
+    assert shared.merged == {"b": "a", "c": "a"}
+    plan = planner.plan(shared.graph)
+    assert planner.verify(shared.graph, plan).ok

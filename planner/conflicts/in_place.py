@@ -1,10 +1,11 @@
 """In place, an opt-in rule: a pointwise op may write its output over an input that dies there.
 
 As XLA, TFLite and ExecuTorch do: a node whose op is pointwise (the `pointwise` attribute a
-recorded step carries from ATen's tag) may write its output into the bytes of its first tensor
-argument that is an intermediate (not an input, output, weight or optimizer state), when that
-argument is read last by this node, has the same aligned size and (where the graph says, as a
-recorded step's `same_layout` does) the same layout as the output. The output then makes no
+recorded step carries from ATen's tag; for ONNX, its elementwise ops) may write its output into
+the bytes of its first tensor argument that is an intermediate (not an input, output, weight or
+optimizer state), when that argument is read last by this node, has the same aligned size, the
+same shape and dtype (the same bytes where those are unknown) and, where the graph says (a
+recorded step's `same_layout`), the same layout as the output. The output then makes no
 buffer of its own: it is merged into that argument's buffer, which lives on to the output's
 last use. The strict rule (a buffer's bytes are its own from first to last use) is untouched;
 this is a rewrite of the graph, so every planner, bound and the verifier work on the result as
@@ -20,6 +21,31 @@ from ..model.graph import Buffer, Graph
 
 # Kinds whose bytes must survive the graph: never written over.
 KEPT_KINDS = ("input", "output", "weight", "optimizer_state")
+# ONNX's elementwise ops (one output element from the same element of each input), for graphs
+# whose nodes carry no `pointwise` attribute.
+ONNX_ELEMENTWISE = frozenset((
+    "Abs", "Acos", "Add", "And", "Asin", "Atan", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Div",
+    "Elu", "Equal", "Erf", "Exp", "Floor", "Gelu", "Greater", "HardSigmoid", "HardSwish",
+    "LeakyRelu", "Less", "Log", "Max", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "PRelu",
+    "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
+    "Softsign", "Sqrt", "Sub", "Tan", "Tanh", "ThresholdedRelu", "Where", "Xor"))
+
+
+def _same_extent(a: Buffer, b: Buffer) -> bool:
+    """Whether output element i can overwrite argument element i: the same shape and dtype
+    where both are known (a broadcast argument, or a narrower dtype, would be overwritten
+    before all of it is read), else the same bytes."""
+    if a.shape is not None and b.shape is not None and a.dtype and b.dtype:
+        return a.shape == b.shape and a.dtype == b.dtype
+    return a.bytes == b.bytes
+
+
+def _pointwise(node) -> bool:
+    """Whether `node`'s op is pointwise: its `pointwise` attribute (a recorded step's, from
+    ATen's tag), else whether it is one of ONNX's elementwise ops."""
+    if "pointwise" in node.attrs:
+        return bool(node.attrs["pointwise"])
+    return node.op in ONNX_ELEMENTWISE
 
 
 @dataclass(frozen=True)
@@ -50,7 +76,7 @@ def in_place(graph: Graph) -> InPlace:
     nodes = {node.name: node for node in graph.nodes}
     for name in order:
         node = nodes[name]
-        if not node.attrs.get("pointwise") or len(node.outputs) != 1:
+        if not _pointwise(node) or len(node.outputs) != 1:
             continue
         output = node.outputs[0]
         if buffers[output].kind in KEPT_KINDS:
@@ -64,7 +90,8 @@ def in_place(graph: Graph) -> InPlace:
         candidate = host(first)
         if candidate == output or \
                 max(position[u] for u in uses[candidate]) != position[name] or \
-                reserved[candidate] != reserved[output]:
+                reserved[candidate] != reserved[output] or \
+                not _same_extent(buffers[first], buffers[output]):
             continue
         edges.update((user, name) for user in uses[candidate] if user != name)
         uses[candidate] |= uses.pop(output)
