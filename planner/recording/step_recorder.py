@@ -255,7 +255,7 @@ class StepRecorder(TorchDispatchMode):
             uses = sorted({first, last, *(step for step, _ in record.accesses)})
             buffers.append({"name": buffer_names[record.index], "bytes": record.bytes,
                             "uses": [node_names[u] for u in uses],
-                            "kind": self._kind(record, first, last, first_backward)})
+                            "kind": self._kind(record, first, first_backward)})
         edges = [[node_names[a], node_names[b]] for a, b in self._edges(steps)]
         return graph_from_dict({"alignment": alignment, "nodes": nodes, "edges": edges,
                                 "buffers": buffers, "schedule": node_names}, name=name)
@@ -274,14 +274,17 @@ class StepRecorder(TorchDispatchMode):
                                                   *(s for s, _ in record.accesses))
         return first, last
 
-    def _kind(self, record: StorageRecord, first: int, last: int, first_backward: int) -> str:
+    def _kind(self, record: StorageRecord, first: int, first_backward: int) -> str:
+        """Known kinds first; then an input (there before the step), an activation (made in
+        forward and read in backward: saved for it) or a temporary."""
         kind = self.kinds.get(record.index)
         if kind is not None:
             return kind
         if record.born is None and first == 0:
             return INPUT
         born_in_forward = self.ops[first].phase == "forward" and first < first_backward
-        return ACTIVATION if born_in_forward and last >= first_backward else TEMPORARY
+        read_in_backward = any(self.ops[step].phase == "backward" for step, _ in record.accesses)
+        return ACTIVATION if born_in_forward and read_in_backward else TEMPORARY
 
     def _node_names(self) -> list[str]:
         """`module · op` per op (with `(backward)` in backward, the parameter in the optimizer),
