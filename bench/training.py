@@ -91,7 +91,8 @@ def measure(name: str, budget: float) -> tuple:
     record_s = time.perf_counter() - began
     recorded = live_peak(graph).bytes
     reserved = replay_graph(graph).peak_reserved_bytes
-    expandable = replay_graph(graph, AllocatorSettings(expandable_segments=True)).peak_reserved_bytes
+    expandable = replay_graph(graph, AllocatorSettings(expandable_segments=True)
+                              ).peak_reserved_bytes
     freed = dataflow_lifetimes(graph)
     last_use = live_peak(freed).bytes
     began = time.perf_counter()
@@ -133,7 +134,8 @@ def main() -> None:
         except ImportError as exc:
             print(f"{name}: skipped ({exc})", file=sys.stderr)
     print_table(("model", "ops", "eager bytes", "recorded", "reserved", "expandable",
-                 "last use", "best order", "in place", "first fit", "search", "record s", "levers s"), rows)
+                 "last use", "best order", "in place", "first fit", "search", "record s",
+                 "levers s"), rows)
     print(f"\nratios of the eager (MemTracker) peak; MODeL reports {MODEL_PAPER_RATIO:.2f} "
           f"(order and addresses chosen together, ILP solver)")
 

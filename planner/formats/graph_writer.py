@@ -47,6 +47,7 @@ def _buffer(buffer) -> dict:
 
 
 def write_graph(graph: Graph, path, description: str | None = None) -> None:
-    """Write `graph` to `path` as a JSON graph file (atomically: an old file stays whole on failure)."""
+    """Write `graph` to `path` as a JSON graph file (atomically: an old file stays whole if
+    writing fails)."""
     text = json.dumps(graph_to_dict(graph, description), indent=1, ensure_ascii=False) + "\n"
     write_atomic(Path(path), text, "graph")

@@ -35,4 +35,5 @@ def dataflow_lifetimes(graph: Graph) -> Graph:
             uses = [order[0], *uses, order[-1]]
         buffers.append(Buffer(buffer.name, buffer.bytes, tuple(dict.fromkeys(uses)), buffer.kind,
                               buffer.shape, buffer.dtype))
-    return dataclasses.replace(graph, buffers=tuple(buffers), name=f"{graph.name} (freed at last use)")
+    return dataclasses.replace(graph, buffers=tuple(buffers),
+                               name=f"{graph.name} (freed at last use)")

@@ -17,7 +17,8 @@ OPTIMIZERS = ("adam", "sgd")
 
 
 def make_optimizer(name: str, parameters) -> torch.optim.Optimizer:
-    """`adam`: `torch.optim.Adam(params)`; `sgd`: `torch.optim.SGD(params, lr=0.01, momentum=0.9)`."""
+    """`adam`: `torch.optim.Adam(params)`; `sgd`: `torch.optim.SGD(params, lr=0.01,
+    momentum=0.9)`; over the parameters that require gradients."""
     params = [p for p in parameters if p.requires_grad]
     if name == "adam":
         return torch.optim.Adam(params)
