@@ -8,7 +8,8 @@ The parts, each a folder that imports only from the folders listed before it:
 `conflicts` (which buffers may share bytes, the lower bound, live bytes), `placement` (first and
 best fit, exact and randomised search), `formats` (the readers, their safety layers in
 `formats/safety`), `schedule` (execution orders), `allocator` (PyTorch's caching allocator) and
-`analysis` (questions asked of a plan). `api` and `torch_trace` sit above them all.
+`analysis` (questions asked of a plan), `recording` (a live training step recorded at the ATen
+dispatch level; needs torch). `api` and `torch_trace` sit above them all.
 """
 
 from .analysis.diff import Diff, diff

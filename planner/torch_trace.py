@@ -1,9 +1,15 @@
-"""A live PyTorch model as a graph: `trace(module, *example_inputs)` runs `torch.export` on the
-CPU and reads the program back the way `planner.load` reads a `.pt2` file.
+"""A live PyTorch model as a graph.
+
+- `trace(module, *example_inputs)` runs `torch.export` on the CPU and reads the program back the
+  way `planner.load` reads a `.pt2` file (the forward pass).
+- `trace_step(step, module=..., optimizer=...)` runs one training step and records it at the
+  ATen dispatch level (`planner.recording`): every op a node in eager order, every storage a
+  buffer with its eager lifetime and kind.
 
 Needs torch (`pip install 'slabscope[torch]'`), imported on first use. From a shell,
 `python -m slabscope.planner.torch_trace package.module:Model --input-shape 2,128:int64 -o model.pt2` writes
-the archive the window opens.
+the archive the window opens; with `--step adam` (or `sgd`) it records one steady-state training
+step after a warm-up step and writes a JSON graph file instead.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ import argparse
 import importlib
 import sys
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Callable
 
 from .model.graph import Graph
 from .support.errors import PlanError
@@ -53,6 +61,21 @@ def trace(module, *example_inputs, include_weights: bool = False,
     return graph
 
 
+def trace_step(step: Callable[[], object], *, module=None, optimizer=None,
+               alignment: int = 1) -> Graph:
+    """Run `step()` (one training step, no arguments) once on the CPU and return it as a graph:
+    each ATen op a node in the order eager PyTorch ran it (the schedule), each tensor storage a
+    buffer live from its creation to when its last reference died (views and in-place results
+    share their base's), with kinds weight, gradient, optimizer_state, input, activation and
+    temporary, named by module path and op. `module` and `optimizer` name the weights and the
+    optimizer state (live across the whole step). `alignment` 1 counts bytes as the CPU (and
+    PyTorch's MemTracker) does; 512 rounds as CUDA's caching allocator does."""
+    _require_torch()
+    from .recording.step_recorder import trace_step as record
+
+    return record(step, module=module, optimizer=optimizer, alignment=alignment)
+
+
 def example_input(spec: str, torch):
     """A tensor from `2,128` (float32 noise) or `2,128:int64` (zeros of that dtype)."""
     shape_text, _, dtype_name = spec.partition(":")
@@ -84,38 +107,99 @@ def _model(reference: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m slabscope.planner.torch_trace module:Class --input-shape 2,8 [-o model.pt2]`: export the
-    model on the CPU and save the archive; 0 on success, 2 on bad input (one line on stderr)."""
+    """`python -m slabscope.planner.torch_trace module:Class --input-shape 2,8 [-o model.pt2]`:
+    export the model on the CPU and save the archive; with `--step adam|sgd`, record one
+    steady-state training step and write it as a JSON graph. 0 on success, 2 on bad input (one
+    line on stderr)."""
     parser = argparse.ArgumentParser(
         prog="python -m slabscope.planner.torch_trace",
         description="Export a PyTorch model with torch.export on the CPU and save the .pt2 "
-                    "archive that `slabscope` opens.")
+                    "archive that `slabscope` opens; or, with --step, record one training step "
+                    "as a JSON graph.")
     parser.add_argument("model", help="module:Class (or module:factory), called with no arguments")
     parser.add_argument("--input-shape", action="append", required=True, metavar="SIZES[:DTYPE]",
                         help="one example input per use, e.g. 2,128 or 2,128:int64 "
                              "(floats are random, integers zeros)")
-    parser.add_argument("-o", "--output", help="the .pt2 to write (default: Class.pt2)")
+    parser.add_argument("-o", "--output",
+                        help="the file to write (default: Class.pt2, or Class_step.json)")
     parser.add_argument("--train", action="store_true",
                         help="export in training mode (default: eval mode)")
     parser.add_argument("--decompose", action="store_true",
                         help="write the core ATen decomposition (views and copies made explicit)")
+    parser.add_argument("--step", choices=("adam", "sgd"),
+                        help="record one training step after a warm-up step (forward, "
+                             "output.float().sum(), backward, optimizer step, zero_grad) with "
+                             "torch.optim.Adam(params) or SGD(params, lr=0.01, momentum=0.9)")
+    parser.add_argument("--fake", action="store_true",
+                        help="with --step: build the model and inputs as fake tensors (shapes "
+                             "only), so a model larger than this machine's memory records")
+    parser.add_argument("--lifetimes", choices=("eager", "last-use"), default="eager",
+                        help="with --step: eager (each storage live until its last reference "
+                             "died, as PyTorch ran it; default) or last-use (freed at its last "
+                             "access, so `slabscope plan --schedule best` may move each "
+                             "optimizer update to just after its gradient)")
+    parser.add_argument("--alignment", type=int, default=1,
+                        help="with --step: the graph's alignment in bytes (1: bytes as the CPU "
+                             "counts them; 512: as CUDA's caching allocator rounds)")
     args = parser.parse_args(argv)
     try:
         torch = _require_torch()
+        if args.step:
+            return _record_step(args, torch)
         model = _model(args.model)
         model.train(args.train)
         inputs = [example_input(spec, torch) for spec in args.input_shape]
         try:
             program = export(model, *inputs, decompose=args.decompose)
         except Exception as exc:  # the model's own failure to export, in torch's words
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise PlanError(f"torch.export failed: {type(exc).__name__}: {first}") from None
+            raise PlanError(f"torch.export failed: {_first_line(exc)}") from None
         output = Path(args.output or f"{type(model).__name__}.pt2")
         torch.export.save(program, output)
     except PlanError as exc:
         print(f"torch_trace: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {output} ({len(program.graph.nodes)} graph nodes)")
+    return 0
+
+
+def _first_line(exc: Exception) -> str:
+    """`Type: first line of the message`, for an error raised inside the user's model."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _record_step(args, torch) -> int:
+    """`--step`: build the model (as fake tensors with `--fake`), record a steady-state step
+    and write it as a JSON graph file."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from .analysis.peak import live_peak
+    from .formats.graph_writer import write_graph
+    from .recording.training_step import record_training_step
+
+    if args.alignment < 1:
+        raise PlanError(f"--alignment must be a positive number of bytes, got {args.alignment}")
+    with FakeTensorMode() if args.fake else nullcontext():
+        model = _model(args.model)
+        inputs = [example_input(spec, torch) for spec in args.input_shape]
+    try:
+        graph = record_training_step(model, inputs, args.step, args.alignment)
+    except PlanError:
+        raise
+    except Exception as exc:  # the model's own failure to run, in torch's words
+        raise PlanError(f"the training step failed: {_first_line(exc)}") from None
+    if args.lifetimes == "last-use":
+        from .recording.dataflow import dataflow_lifetimes
+
+        graph = dataflow_lifetimes(graph)
+    output = Path(args.output or f"{type(model).__name__}_step.json")
+    write_graph(graph, output, f"one steady-state {args.step} training step of "
+                               f"{args.model} on inputs {' '.join(args.input_shape)}, recorded "
+                               f"on the CPU{' with fake tensors' if args.fake else ''}, "
+                               f"{args.lifetimes} lifetimes")
+    peak = live_peak(graph)
+    print(f"wrote {output} ({len(graph.nodes)} ops, {len(graph.buffers)} buffers, live peak "
+          f"{peak.bytes:,} bytes at {peak.node!r})")
     return 0
 
 

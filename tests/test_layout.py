@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"planner": "slabscope.planner", "app": "slabscope.app", "gpu": "slabscope.gpu"}
 # planner's folders from the bottom up: each may import only from itself and those before it.
 PLANNER_ROLES = ("support", "model", "conflicts", "placement", "formats", "schedule", "allocator",
-                 "analysis")
+                 "analysis", "recording")
 # The names `slabscope.planner` exported before it was laid out by role; none may go.
 PUBLIC = {
     "ALGORITHMS", "AllocatorTrace", "Buffer", "CONFLICT_MODELS", "CancelToken", "Cancelled",

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from slabscope import planner
+from slabscope.planner.conflicts.in_place import in_place
 from slabscope.planner.formats.minimalloc_csv import write_minimalloc_csv
 from slabscope.planner.formats.safety.input_limits import one_line
 from slabscope.planner.formats.torch_snapshot import load_snapshot
@@ -39,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: the first with one)")
     parser.add_argument("--csv", metavar="OUT",
                         help="also write the plan as a MiniMalloc CSV with an offset column")
+    parser.add_argument("--inplace", action="store_true",
+                        help="opt-in: a pointwise op writes its output over its first "
+                             "intermediate argument when that argument dies there and has the "
+                             "same size and layout (recorded training steps)")
     add_timeout_option(parser)
 
 
@@ -52,6 +57,10 @@ def run(args) -> int:
     check_outputs([args.file], [("CSV", args.csv)])  # before any work: never over the input
     with LongWork(args.file, args.timeout) as work:
         graph = load_graph(args, work.token)
+        merged: dict[str, str] = {}
+        if args.inplace:  # the rewrite is the rule: everything below plans the result as it is
+            shared = in_place(graph)
+            graph, merged = shared.graph, shared.merged
         work.token.report("choosing the schedule")
         graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
         work.token.report("planning")
@@ -65,6 +74,8 @@ def run(args) -> int:
         data = result.to_dict(placements=not compact)
         data["lower_bound_bytes"] = bound.bytes
         data["gap"] = gap(result, bound)
+        if args.inplace:
+            data["in_place"] = merged
         if chosen is not None:
             data.update(chosen.to_dict())
         if graph.allocator is not None:
@@ -76,6 +87,8 @@ def run(args) -> int:
               else json.dumps(data, indent=2))
     else:
         print(format_plan(graph, result, bound))
+        if args.inplace:
+            print(f"in place: {len(merged)} outputs written over an argument that dies there")
         if chosen is not None:
             print("\n".join(format_schedule(chosen)))
         if graph.allocator is not None:

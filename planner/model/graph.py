@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 # Offsets are unsigned 64-bit on every runtime we model (Luminal's usize, CUDA's size_t).
 SIZE_LIMIT = 2**64 - 1
 
-BUFFER_KINDS = ("input", "output", "intermediate", "workspace", "weight")
+# The last four are a recorded training step's (planner.recording): what a storage held there.
+BUFFER_KINDS = ("input", "output", "intermediate", "workspace", "weight", "gradient",
+                "optimizer_state", "activation", "temporary")
 
 
 def align_up(size: int, alignment: int) -> int:

@@ -11,6 +11,10 @@ KIND_COLORS = {
     "workspace": QColor("#B279A2"),
     "intermediate": QColor("#54A24B"),
     "output": QColor("#F58518"),
+    # A recorded training step's kinds (planner.recording.step_recorder).
+    "gradient": QColor("#E45756"),
+    "optimizer_state": QColor("#B279A2"),
+    "temporary": QColor("#EECA3B"),
     # A PyTorch snapshot's blocks, by what they hold (planner.formats.snapshot_names.category).
     "parameter": QColor("#9D755D"),
     "optimizer state": QColor("#B279A2"),

@@ -1,0 +1,171 @@
+"""With torch: a recorded training step against PyTorch's own MemTracker on the same step (the
+recorded order's live peak within 2%, weights equal to the parameters' bytes), views and in-place
+results sharing their base's buffer, names from module paths, and the shell entry end to end."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch import nn  # noqa: E402
+from torch.distributed._tools.mem_tracker import MemTracker  # noqa: E402
+
+from slabscope import planner  # noqa: E402
+from slabscope.planner import torch_trace  # noqa: E402
+from slabscope.planner.analysis.peak import group, live_peak  # noqa: E402
+from slabscope.planner.recording.training_step import make_optimizer, training_step  # noqa: E402
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 128), nn.GELU(),
+                                    nn.Linear(128, 8))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class Block(nn.Module):
+    """A small pre-norm transformer block built from torch.nn (attention by hand, so its
+    softmax and matmuls are ops of their own)."""
+
+    def __init__(self, width=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        b, t, w = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        attention = torch.softmax(q @ k.transpose(-1, -2) / (w // self.heads) ** 0.5, dim=-1)
+        x = x + self.proj((attention @ v).transpose(1, 2).reshape(b, t, w))
+        return x + self.mlp(self.norm2(x))
+
+
+class Transformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(16, 32)
+        self.layers = nn.ModuleList(Block() for _ in range(2))
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x):
+        x = self.embed(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def _warm_step(model, x, optimizer_name):
+    optimizer = make_optimizer(optimizer_name, model.parameters())
+    step = training_step(model, [x], optimizer)
+    step()
+    return step, optimizer
+
+
+def _memtracker_peak(model, x, optimizer, step) -> int:
+    with MemTracker() as tracker:
+        tracker.track_external(model, optimizer, x)
+        step()
+    return tracker.get_tracker_snapshot("peak")[torch.device("cpu")]["Total"]
+
+
+@pytest.mark.parametrize("make, shape, optimizer_name", [
+    (MLP, (16, 32), "adam"), (MLP, (16, 32), "sgd"),
+    (Transformer, (2, 8, 16), "adam")])
+def test_recorded_peak_matches_memtracker_and_weights_match_parameters(make, shape,
+                                                                       optimizer_name):
+    torch.manual_seed(0)
+    model, x = make(), torch.randn(shape)
+    step, optimizer = _warm_step(model, x, optimizer_name)
+    graph = torch_trace.trace_step(step, module=model, optimizer=optimizer)
+    expected = _memtracker_peak(model, x, optimizer, step)
+    peak = live_peak(graph)
+    assert abs(peak.bytes - expected) <= 0.02 * expected, (peak.bytes, expected)
+    weights = sum(b.bytes for b in graph.buffers if b.kind == "weight")
+    assert weights == sum(p.numel() * p.element_size() for p in model.parameters())
+    kinds = {g.key for g in group(graph, peak, "kind")}
+    assert {"weight", "optimizer_state", "input"} <= kinds
+    assert {b.kind for b in graph.buffers} >= {"weight", "gradient", "optimizer_state", "input",
+                                               "activation", "temporary"}
+    # Weights and optimizer state live across the whole step.
+    ends = {graph.schedule[0], graph.schedule[-1]}
+    assert all(ends <= set(b.uses) for b in graph.buffers
+               if b.kind in ("weight", "optimizer_state"))
+    assert len(graph.schedule) == len(graph.nodes)
+
+
+def test_names_follow_module_paths_in_forward_backward_and_optimizer():
+    torch.manual_seed(0)
+    model, x = Transformer(), torch.randn(2, 8, 16)
+    step, optimizer = _warm_step(model, x, "sgd")
+    graph = torch_trace.trace_step(step, module=model, optimizer=optimizer)
+    names = set(graph.schedule)
+    assert "layers.1 · _softmax" in names
+    assert "layers.1 · _softmax_backward_data (backward)" in names
+    assert any(n.startswith("optimizer · layers.0.qkv.weight · ") for n in names)
+    modules = {node.attrs.get("module") for node in graph.nodes}
+    assert {"layers.0.mlp.1", "layers.1.qkv", "head"} <= modules
+    assert {"layers.0.qkv.weight · grad", "layers.0.qkv.weight · momentum_buffer"} <= \
+        set(graph.buffer_names)
+
+
+def test_views_and_in_place_results_share_their_base_buffer():
+    weight = nn.Parameter(torch.ones(64))
+
+    def step():
+        x = torch.ones(64) * 2          # one storage
+        y = x.view(8, 8)[1:]            # views of it
+        y.add_(1)                       # written in place
+        (x.sum() * weight.sum()).backward()
+
+    graph = torch_trace.trace_step(step)
+    made = [b for b in graph.buffers if b.name == "mul"]
+    assert len(made) == 1 and made[0].bytes == 64 * 4
+    users = {graph.nodes[i].op for i in graph.use_indices[graph.buffer_index["mul"]]}
+    assert {"mul", "view", "slice", "add_", "sum"} <= users
+    adds = [n for n in graph.nodes if n.op == "add_"]
+    assert adds[0].outputs == () and "mul" in adds[0].inputs
+
+
+def test_shell_records_a_steady_state_step_that_every_command_reads(tmp_path, monkeypatch, capsys):
+    (tmp_path / "tiny_net.py").write_text(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(8, 4)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x).relu()\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "tiny_net", raising=False)
+    assert torch_trace.main(["tiny_net:Net", "--input-shape", "2,8", "--step", "adam",
+                             "-o", "step.json"]) == 0
+    assert "wrote step.json" in capsys.readouterr().out
+    graph = planner.load(tmp_path / "step.json")
+    assert json.loads((tmp_path / "step.json").read_text())["schedule"] == list(graph.schedule)
+    state = [b for b in graph.buffers if b.kind == "optimizer_state"]
+    assert len(state) == 6  # exp_avg, exp_avg_sq and step per parameter: made in the warm-up
+    planned = planner.plan(graph, conflicts="serial")
+    assert planner.verify(graph, planned).ok
+    # Fake tensors (shapes only) record the same step: the same live peak, no memory behind it.
+    assert torch_trace.main(["tiny_net:Net", "--input-shape", "2,8", "--step", "adam", "--fake",
+                             "-o", "fake.json"]) == 0
+    assert live_peak(planner.load(tmp_path / "fake.json")).bytes == live_peak(graph).bytes
+    capsys.readouterr()
+    for argv, message in ((["tiny_net:Net", "--input-shape", "2,9", "--step", "sgd"],
+                           "training step failed"),
+                          (["tiny_net:Net", "--input-shape", "2,8", "--step", "sgd",
+                            "--alignment", "0"], "--alignment")):
+        assert torch_trace.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    sys.modules.pop("tiny_net", None)
