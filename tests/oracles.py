@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 
+from slabscope.planner.conflicts.conflict_model import conflict_model
 from slabscope.planner.support.cancel import Cancelled, CancelToken
 
 
@@ -57,3 +58,15 @@ def stops_at_third_report(place) -> None:
     with pytest.raises(Cancelled):
         place(cancel=token)
     assert len(reports) == 3 and reports[-1] < 1
+
+
+def live_peak_from_scratch(graph):
+    """The live peak, its step and the buffers live there, counted step by step from each
+    buffer's first and last use in the schedule."""
+    schedule = conflict_model(graph, "serial").schedule
+    position = {graph.nodes[v].name: t for t, v in enumerate(schedule)}
+    spans = [(min(position[u] for u in b.uses), max(position[u] for u in b.uses)) for b in graph.buffers]
+    totals = [sum(r for r, (lo, hi) in zip(graph.reserved, spans) if lo <= t <= hi)
+              for t in range(len(schedule))]
+    step = totals.index(max(totals))
+    return max(totals), step, {i for i, (lo, hi) in enumerate(spans) if lo <= step <= hi}

@@ -16,6 +16,7 @@ from slabscope.app.cli import main
 from slabscope.planner.analysis.diff import common_groupings
 from slabscope.planner.analysis.peak import live_peak
 from tests.examples import DIAMOND, RELU_FUSED, RELU_UNFUSED
+from tests.oracles import live_peak_from_scratch
 from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder, py_frame
 
 PT2 = Path(__file__).parent / "data" / "pt2"
@@ -160,12 +161,10 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
 
 
 def test_exported_programs_attribute_by_module_and_match_a_count_from_scratch():
-    from tests.test_peak import _brute_force
-
     a, b = (planner.load(PT2 / name) for name in ("mlp.pt2", "attention.pt2"))
     result = planner.diff(a, b)
     assert set(result.attribution) == {"op", "kind", "module"}
     assert_adds_up(result)
     for graph, figures in ((a, result.a), (b, result.b)):
-        peak, step, live = _brute_force(graph)
+        peak, step, live = live_peak_from_scratch(graph)
         assert (figures.peak.bytes, figures.peak.step, set(figures.peak.buffers)) == (peak, step, live)

@@ -7,24 +7,14 @@ import pytest
 from slabscope import planner
 from slabscope.planner.analysis.peak import GROUPINGS, group, live_peak, supported_groupings
 from tests.examples import RELU_UNFUSED
+from tests.oracles import live_peak_from_scratch
 from tests.snapshot_builder import TINY_SNAPSHOT
-
-
-def _brute_force(graph):
-    """Live bytes per step by each buffer's first and last use in the schedule, from scratch."""
-    schedule = planner.conflict_model(graph, "serial").schedule
-    position = {graph.nodes[v].name: t for t, v in enumerate(schedule)}
-    spans = [(min(position[u] for u in b.uses), max(position[u] for u in b.uses)) for b in graph.buffers]
-    totals = [sum(r for r, (lo, hi) in zip(graph.reserved, spans) if lo <= t <= hi)
-              for t in range(len(schedule))]
-    step = totals.index(max(totals))
-    return max(totals), step, {i for i, (lo, hi) in enumerate(spans) if lo <= step <= hi}
 
 
 def test_the_peak_and_who_is_live_there_match_a_count_from_scratch():
     graph = planner.load(RELU_UNFUSED)
     peak = live_peak(graph)
-    expected_bytes, expected_step, expected_live = _brute_force(graph)
+    expected_bytes, expected_step, expected_live = live_peak_from_scratch(graph)
     assert (peak.bytes, peak.step, set(peak.buffers)) == (expected_bytes, expected_step, expected_live)
     sizes = [graph.reserved[b] for b in peak.buffers]
     assert sizes == sorted(sizes, reverse=True)
