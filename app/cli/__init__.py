@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "run": ("run", "execute a plan in one slab and measure its phases"),
     "generate": ("generate", "write a larger executable graph (mlp, transformer)"),
     "allocator": ("allocator", "what PyTorch's caching allocator would reserve, beside the slab"),
+    "explain": ("explain", "what is live at the live peak, and each lever's measured saving"),
 }
 
 EXIT_BAD_INPUT = 2
