@@ -28,6 +28,7 @@ from slabscope.app.views.allocator.allocator_panel import AllocatorPanel
 from slabscope.app.views.common.busy_overlay import BusyOverlay
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.elided_label import ElidedLabel
+from slabscope.app.views.common.peak_headline import headline_line, use_live_peak
 from slabscope.app.views.dag.dag_view import DagView
 from slabscope.app.views.dag.graph_panel import GraphPanel
 from slabscope.app.views.dag.node_panel import NodePanel
@@ -142,6 +143,7 @@ class MainWindow(QMainWindow):
         self.summary_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
         session.use_executor(self.planning)
+        use_live_peak(session)  # the status bar leads with it
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
         session.sigGraphChanged.connect(self._update_title)
@@ -653,7 +655,6 @@ class MainWindow(QMainWindow):
             head += " · out of date"
         elif self.session.plan_provisional:
             head += " · provisional (search continues)"
-        share = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
-        return (f"{head} · slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) · "
-                f"saved {format_bytes(plan.saved_bytes)} ({share:.1%}) · "
-                f"{plan.algorithm}, {plan.conflict_model} conflicts")
+        return (f"{head} · {headline_line(self.session)} · {plan.algorithm}, "
+                f"{plan.conflict_model} conflicts · without reuse "
+                f"{format_bytes(plan.no_reuse_bytes)}")
