@@ -40,6 +40,7 @@ from slabscope.app.views.lifetimes.lifetime_view import LifetimeView
 from slabscope.app.views.panels.find_dialog import FindDialog
 from slabscope.app.views.panels.inspector import Inspector
 from slabscope.app.views.panels.notes_bar import NotesBar
+from slabscope.app.views.panels.peak_panel import PeakPanel
 from slabscope.app.views.panels.request_list import RequestList
 from slabscope.app.views.panels.run_actions import install_run_actions
 from slabscope.app.views.panels.schedule_controls import ScheduleControls
@@ -110,7 +111,11 @@ class MainWindow(QMainWindow):
             "lifetime": self._dock("Lifetimes", self.lifetime_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "timeline": self._dock("Timeline", self.timeline_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "allocator": self._dock("Allocator", self.allocator_panel, Qt.DockWidgetArea.BottomDockWidgetArea),
+            "peak": self._dock("Peak", QWidget(), Qt.DockWidgetArea.RightDockWidgetArea),
         }
+        # The answer first: the Peak tab lies over the inspector, in front (its panel is made
+        # once the executor it measures levers on exists).
+        self.tabifyDockWidget(self.docks["inspector"], self.docks["peak"])
         # Tabbed rather than side by side: the slab bar and lifetime map each need most of the
         # window's width for their byte axes and headers.
         self.tabifyDockWidget(self.docks["slab"], self.docks["lifetime"])
@@ -143,6 +148,12 @@ class MainWindow(QMainWindow):
         self.summary_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
         session.use_executor(self.planning)
+        self.peak_panel = PeakPanel(session, self.executor.add(TaskLane("levers")), {
+            "order": lambda: self.schedule_controls.choice.choose("best"),
+            "packing": lambda: session.set_algorithm("search"),
+            "allocator": self._show_expandable})
+        self.docks["peak"].setWidget(self.peak_panel)
+        self.docks["peak"].raise_()
         use_live_peak(session)  # the status bar leads with it
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
@@ -575,6 +586,11 @@ class MainWindow(QMainWindow):
             overlay.set_text(text if name != "graph" or session.loading else None)
         self._update_title()
         self._update_summary()
+
+    def _show_expandable(self) -> None:
+        """The allocator lever: the Allocator tab, replaying with expandable segments."""
+        self.allocator_panel.expandable.setChecked(True)
+        self.docks["allocator"].raise_()
 
     def _provisional_text(self) -> str:
         """Search's best slab so far, and how far above the lower bound it is."""
