@@ -102,7 +102,8 @@ def format_explanation(name: str, found: Explanation, grouping: str, top: int) -
     graph = found.graph
     at = f" ({shorten(peak.node)})" if peak.node else ""
     lines = [f"{one_line(name)}: live peak {mib(peak.bytes)} ({peak.bytes:,} B) at step "
-             f"{peak.step:,}{at}, {len(peak.buffers):,} buffers live there", ""]
+             f"{peak.step:,}{at}, {len(peak.buffers):,} buffer{'s' * (len(peak.buffers) != 1)} live "
+             f"there", ""]
     lines.append(f"largest buffers live at the live peak (of {len(peak.buffers):,}):")
     for row in found.rows()[:top]:
         where = " · ".join(shorten(str(row[k]), 36) for k in ("op", "module", "frame")
@@ -127,9 +128,10 @@ def format_explanation(name: str, found: Explanation, grouping: str, top: int) -
               f"modelled on this order)"]
     if found.recorded_reserved_bytes is not None:
         recorded = found.recorded_reserved_bytes
+        change = (found.slab_bytes - recorded) / recorded if recorded else 0.0
         lines.append(f"{'  recorded':<14}{mib(recorded):>10}  (PyTorch reserved when recorded; a "
                      f"static plan needs {mib(found.slab_bytes)}, "
-                     f"{(found.slab_bytes - recorded) / recorded if recorded else 0.0:+.1%})")
+                     f"{'−' if change < 0 else '+'}{abs(change):.1%})")
     lines.append(f"{'without reuse':<14}{mib(sum(graph.reserved)):>10}")
     if found.levers:
         lines += ["", "levers (each run, largest saving first):"]
