@@ -29,6 +29,7 @@ from slabscope.app.views.common.busy_overlay import BusyOverlay
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.elided_label import ElidedLabel
 from slabscope.app.views.common.peak_headline import headline_line, use_live_peak
+from slabscope.app.views.common.window_tooltips import WindowTooltips
 from slabscope.app.views.dag.dag_view import DagView
 from slabscope.app.views.dag.graph_panel import GraphPanel
 from slabscope.app.views.dag.node_panel import NodePanel
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.error_box: QMessageBox | None = None
         self.outside_box: QMessageBox | None = None  # asks about a session's outside graph
         self.resize(1440, 900)
+        self.tooltips = WindowTooltips(self)  # long buffer descriptions stay inside the window
         self.setWindowIcon(application_icon())
         self.setAcceptDrops(True)
 
@@ -125,7 +127,8 @@ class MainWindow(QMainWindow):
         self.tab_memory = TabMemory(session, self.docks)  # the front tab, in the view settings
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)
+        # Tall enough for a lifetime map of 250 pixels or more under its header lines.
+        self.resizeDocks([self.docks["slab"]], [480], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["inspector"], self.docks["node"]], [440, 160],
                          Qt.Orientation.Vertical)
         self._restore_layout()

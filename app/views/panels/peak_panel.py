@@ -84,6 +84,10 @@ class PeakPanel(QWidget):
         if graph is not None:
             self.grouping.addItems([BUFFERS, *supported_groupings(graph)])
         self.grouping.blockSignals(False)
+        known = supported_groupings(graph) if graph is not None else ()
+        # Columns the input has nothing for stay hidden: a snapshot has no ops.
+        self.rows.setColumnHidden(3, "op" not in known)
+        self.rows.setColumnHidden(5, "module" not in known and "frame" not in known)
         live = session_live_peak(self.session)
         if live is None:
             self.headline.setText("no graph open")

@@ -381,6 +381,10 @@ class SlabView(QWidget):
         self.tween.finish()
         self._layout_plan(new)
         self.animation.set_plan(new)
+        if self.animation.speed in SPEEDS:  # a plan's default speed is not the user's choice
+            self.speed.blockSignals(True)
+            self.speed.setCurrentIndex(SPEEDS.index(self.animation.speed))
+            self.speed.blockSignals(False)
         self._sync_replay_controls()
         if before and old is not None and new is not None and len(self._order) <= RASTER_BOXES:
             # New buffers grow from zero width where they land; known ones slide from where they were.
