@@ -336,8 +336,8 @@ class Inspector(QWidget):
         self.model.modelReset.connect(self._fit_columns)
         self.model.sigPlanFollowed.connect(self._fit_columns)
         self._fit_columns()  # the session may have had its plan before this table existed
-        # Long names (a snapshot's "file.py:71 step #12") keep their line and counter in view.
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Long names are cut at their end, never in the middle; the tooltip has them whole.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setMouseTracking(True)
         self.table.entered.connect(self._hover_row)
         self.table.viewport().installEventFilter(self)
