@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else QSettings(
             QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Slabscope", "Slabscope")
         self.session_file: Path | None = None
+        self._peak_tabbed = False  # see showEvent
         self.last_error: str | None = None
         self.error_box: QMessageBox | None = None
         self.outside_box: QMessageBox | None = None  # asks about a session's outside graph
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.graph_panel, 1)
         self.setCentralWidget(central)
         self.node_panel = NodePanel(session)
+        self.node_panel.setMinimumHeight(40)  # a line or two: the bottom docks need the height
         self.find_dialog = FindDialog(session, self)
         self.export_folder: Path | None = None  # where the last export went
         self.request_list = RequestList(session)
@@ -105,6 +107,11 @@ class MainWindow(QMainWindow):
         self.lifetime_view = LifetimeView(session)
         self.timeline_view = TimelineView(session)
         self.allocator_panel = AllocatorPanel(session)
+        self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
+        self.peak_panel = PeakPanel(session, self.executor.add(TaskLane("levers")), {
+            "order": lambda: self.schedule_controls.choice.choose("best"),
+            "packing": lambda: session.set_algorithm("search"),
+            "allocator": self._show_expandable})
         self.docks = {
             "requests": self._dock("Requests", self.request_list, Qt.DockWidgetArea.LeftDockWidgetArea),
             "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),
@@ -113,11 +120,9 @@ class MainWindow(QMainWindow):
             "lifetime": self._dock("Lifetimes", self.lifetime_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "timeline": self._dock("Timeline", self.timeline_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "allocator": self._dock("Allocator", self.allocator_panel, Qt.DockWidgetArea.BottomDockWidgetArea),
-            "peak": self._dock("Peak", QWidget(), Qt.DockWidgetArea.RightDockWidgetArea),
+            "peak": self._dock("Peak", self.peak_panel, Qt.DockWidgetArea.RightDockWidgetArea),
         }
-        # The answer first: the Peak tab lies over the inspector, in front (its panel is made
-        # once the executor it measures levers on exists).
-        self.tabifyDockWidget(self.docks["inspector"], self.docks["peak"])
+
         # Tabbed rather than side by side: the slab bar and lifetime map each need most of the
         # window's width for their byte axes and headers.
         self.tabifyDockWidget(self.docks["slab"], self.docks["lifetime"])
@@ -125,12 +130,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["timeline"], self.docks["allocator"])
         self.docks[session.view.tab].raise_()  # "slab" unless the session says otherwise
         self.tab_memory = TabMemory(session, self.docks)  # the front tab, in the view settings
-        self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
-                         Qt.Orientation.Horizontal)
-        # Tall enough for a lifetime map of 250 pixels or more under its header lines.
-        self.resizeDocks([self.docks["slab"]], [480], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["inspector"], self.docks["node"]], [440, 160],
-                         Qt.Orientation.Vertical)
+        self._size_docks()
         self._restore_layout()
 
         # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
@@ -141,7 +141,6 @@ class MainWindow(QMainWindow):
                                                   empty=lambda: session.graph is None)
         self.busy_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.busy_label)
-        self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
         self.planning = self.executor.add(PlanningController())
         self.task_progress = TaskProgress(self.executor, self._cancel_lane, self)
         self.statusBar().addPermanentWidget(self.task_progress)
@@ -151,12 +150,6 @@ class MainWindow(QMainWindow):
         self.summary_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
         session.use_executor(self.planning)
-        self.peak_panel = PeakPanel(session, self.executor.add(TaskLane("levers")), {
-            "order": lambda: self.schedule_controls.choice.choose("best"),
-            "packing": lambda: session.set_algorithm("search"),
-            "allocator": self._show_expandable})
-        self.docks["peak"].setWidget(self.peak_panel)
-        self.docks["peak"].raise_()
         use_live_peak(session)  # the status bar leads with it
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
@@ -500,6 +493,27 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.StandardButton.Save:
             return self.save_session()
         return answer == QMessageBox.StandardButton.Discard
+
+    def showEvent(self, event) -> None:
+        """The first show puts the Peak tab over the inspector, in front: the answer first.
+        Tabified before the window is shown, a second tab group keeps a stale duplicate tab bar
+        on screen (Qt 6.11)."""
+        super().showEvent(event)
+        # A layout restored from the settings may have placed it already.
+        if not self._peak_tabbed and not self.tabifiedDockWidgets(self.docks["peak"]):
+            self._peak_tabbed = True
+            self.tabifyDockWidget(self.docks["inspector"], self.docks["peak"])
+            self.docks["peak"].raise_()
+            self._size_docks()  # tabifying lays the docks out anew
+
+    def _size_docks(self) -> None:
+        """The docks' default sizes."""
+        self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
+                         Qt.Orientation.Horizontal)
+        # Tall enough for a lifetime map of 250 pixels or more under its header lines.
+        self.resizeDocks([self.docks["slab"]], [520], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["inspector"], self.docks["node"]], [440, 160],
+                         Qt.Orientation.Vertical)
 
     def closeEvent(self, event) -> None:
         if self.confirm_discard():

@@ -81,3 +81,32 @@ def test_the_window_shows_the_peak_tab_in_front_and_a_slab_click_reveals(qtbot):
     win.session.selection_model.sigReveal.connect(lambda kind, name: revealed.append(name))
     win.slab_view._clicked("w", Qt.KeyboardModifier.NoModifier)
     assert revealed == ["w"] and win.session.selection == ("w",)
+
+
+def test_a_peak_row_scrolls_the_request_list_and_the_inspector_to_its_buffer(qtbot):
+    from slabscope.app.window import MainWindow
+
+    # A chain of 300 buffers growing in size: the live peak is at the end of every list.
+    count = 300
+    data = {"nodes": [f"n{i}" for i in range(count + 1)],
+            "edges": [[f"n{i}", f"n{i + 1}"] for i in range(count)],
+            "buffers": [{"name": f"b{i}", "bytes": 4096 * (i + 1), "uses": [f"n{i}", f"n{i + 1}"]}
+                        for i in range(count)]}
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    win.show()
+    win.session.set_graph(planner.graph_from_dict(data))
+    settled(qtbot, win)
+    panel = win.peak_panel
+    item = panel.rows.topLevelItem(0)
+    name = item.data(0, NAME_ROLE)
+    assert name == f"b{count - 1}"
+    panel.rows.setCurrentItem(item)
+    assert win.session.selection == (name,)
+    requests = win.request_list.view
+    row = requests.model().names().index(name)
+    assert requests.viewport().rect().contains(requests.visualRect(requests.model().index(row)))
+    win.docks["inspector"].raise_()
+    qtbot.waitUntil(lambda: win.inspector.table.isVisible())
+    table = win.inspector.table
+    assert table.verticalScrollBar().value() > 0

@@ -38,7 +38,7 @@ def reserved_text(recorded: int, slab: int) -> str:
 
 
 def headline_rows(session) -> list[tuple[str, str]]:
-    """(label, value) pairs, plain text, of the plan on show: live peak, slab, lower bound and gap,
+    """(label, value) pairs, plain text, of the plan on show: live peak, slab, lower bound with the gap,
     PyTorch reserved for a snapshot, then without reuse. Empty without a graph and a plan."""
     graph, plan = session.graph, session.shown_plan
     if graph is None or plan is None:
@@ -49,8 +49,8 @@ def headline_rows(session) -> list[tuple[str, str]]:
     bound = session.lower_bound()
     if bound is not None:
         gap = plan.slab_bytes / bound.bytes - 1 if bound.bytes else 0.0
-        rows += [("lower bound", f"{format_bytes(bound.bytes)} ({bound.bytes:,} B)"),
-                 ("gap", f"{format_bytes(plan.slab_bytes - bound.bytes)} ({gap:.1%})")]
+        rows.append(("lower bound", f"{format_bytes(bound.bytes)} ({bound.bytes:,} B); gap "
+                                    f"{format_bytes(plan.slab_bytes - bound.bytes)} ({gap:.1%})"))
     if graph.allocator is not None:
         rows.append(("reserved", reserved_text(graph.allocator.peak_reserved_bytes,
                                                plan.slab_bytes)))
