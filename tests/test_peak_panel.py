@@ -110,3 +110,16 @@ def test_a_peak_row_scrolls_the_request_list_and_the_inspector_to_its_buffer(qtb
     qtbot.waitUntil(lambda: win.inspector.table.isVisible())
     table = win.inspector.table
     assert table.verticalScrollBar().value() > 0
+
+
+def test_a_row_chosen_in_the_request_list_or_inspector_is_revealed_everywhere(window):
+    revealed = []
+    window.session.selection_model.sigReveal.connect(lambda kind, name: revealed.append(name))
+    requests = window.request_list.view
+    requests.setCurrentIndex(requests.model().index(requests.model().names().index("t1")))
+    assert revealed[-1] == "t1" and window.session.selection == ("t1",)
+    table = window.inspector.table
+    row = next(r for r in range(table.model().rowCount())
+               if table.model().index(r, 0).data() == "y")
+    table.selectRow(row)
+    assert revealed[-1] == "y" and window.session.selection == ("y",)

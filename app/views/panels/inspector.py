@@ -460,7 +460,11 @@ class Inspector(QWidget):
         if self._syncing:
             return
         rows = sorted(self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows())
-        self.session.select_buffers(self.model.buffer_name(r) for r in rows)
+        names = [self.model.buffer_name(r) for r in rows]
+        if len(names) == 1:  # one buffer chosen: every panel scrolls to it
+            self.session.selection_model.reveal("buffer", names[0])
+        else:
+            self.session.select_buffers(names)
 
     def _selection_from_session(self, names):
         """Pick the first two selected buffers for the comparison and select their rows."""

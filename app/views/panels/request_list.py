@@ -425,7 +425,11 @@ class RequestList(QWidget):
     def _selection_to_session(self, *_):
         if not self._syncing:
             rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
-            self.session.select_buffers(self.model.names()[r] for r in rows)
+            names = [self.model.names()[r] for r in rows]
+            if len(names) == 1:  # one buffer chosen: every panel scrolls to it
+                self.session.selection_model.reveal("buffer", names[0])
+            else:
+                self.session.select_buffers(names)
 
     def _selection_from_session(self, *_):
         """Show the session's selection (after a reorder resets the model, or from elsewhere)."""
