@@ -141,7 +141,8 @@ class PeakPanel(QWidget):
         graph, plan = self.session.graph, self.session.plan
         if graph is None or plan is None or (
                 self.explanation is not None and self.explanation.graph is graph
-                and self.explanation.slab_bytes == plan.slab_bytes):
+                and (self.explanation.slab_bytes, self.explanation.algorithm)
+                == (plan.slab_bytes, plan.algorithm)):  # the levers measured for this plan
             return
         self.levers.clear()
         self.levers.addTopLevelItem(QTreeWidgetItem(["measuring…"]))
