@@ -28,6 +28,8 @@ from slabscope.app.views.allocator.allocator_panel import AllocatorPanel
 from slabscope.app.views.common.busy_overlay import BusyOverlay
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.elided_label import ElidedLabel
+from slabscope.app.views.common.peak_headline import headline_line, use_live_peak
+from slabscope.app.views.common.window_tooltips import WindowTooltips
 from slabscope.app.views.compare.compare_actions import install_compare_actions
 from slabscope.app.views.dag.dag_view import DagView
 from slabscope.app.views.dag.graph_panel import GraphPanel
@@ -40,6 +42,7 @@ from slabscope.app.views.lifetimes.lifetime_view import LifetimeView
 from slabscope.app.views.panels.find_dialog import FindDialog
 from slabscope.app.views.panels.inspector import Inspector
 from slabscope.app.views.panels.notes_bar import NotesBar
+from slabscope.app.views.panels.peak_panel import PeakPanel
 from slabscope.app.views.panels.request_list import RequestList
 from slabscope.app.views.panels.run_actions import install_run_actions
 from slabscope.app.views.panels.schedule_controls import ScheduleControls
@@ -75,10 +78,12 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else QSettings(
             QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Slabscope", "Slabscope")
         self.session_file: Path | None = None
+        self._peak_tabbed = False  # see showEvent
         self.last_error: str | None = None
         self.error_box: QMessageBox | None = None
         self.outside_box: QMessageBox | None = None  # asks about a session's outside graph
         self.resize(1440, 900)
+        self.tooltips = WindowTooltips(self)  # long buffer descriptions stay inside the window
         self.setWindowIcon(application_icon())
         self.setAcceptDrops(True)
 
@@ -94,6 +99,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.graph_panel, 1)
         self.setCentralWidget(central)
         self.node_panel = NodePanel(session)
+        self.node_panel.setMinimumHeight(40)  # a line or two: the bottom docks need the height
         self.find_dialog = FindDialog(session, self)
         self.export_folder: Path | None = None  # where the last export went
         self.request_list = RequestList(session)
@@ -102,6 +108,11 @@ class MainWindow(QMainWindow):
         self.lifetime_view = LifetimeView(session)
         self.timeline_view = TimelineView(session)
         self.allocator_panel = AllocatorPanel(session)
+        self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
+        self.peak_panel = PeakPanel(session, self.executor.add(TaskLane("levers")), {
+            "order": lambda: self.schedule_controls.choice.choose("best"),
+            "packing": lambda: session.set_algorithm("search"),
+            "allocator": self._show_expandable})
         self.docks = {
             "requests": self._dock("Requests", self.request_list, Qt.DockWidgetArea.LeftDockWidgetArea),
             "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),
@@ -110,7 +121,9 @@ class MainWindow(QMainWindow):
             "lifetime": self._dock("Lifetimes", self.lifetime_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "timeline": self._dock("Timeline", self.timeline_view, Qt.DockWidgetArea.BottomDockWidgetArea),
             "allocator": self._dock("Allocator", self.allocator_panel, Qt.DockWidgetArea.BottomDockWidgetArea),
+            "peak": self._dock("Peak", self.peak_panel, Qt.DockWidgetArea.RightDockWidgetArea),
         }
+
         # Tabbed rather than side by side: the slab bar and lifetime map each need most of the
         # window's width for their byte axes and headers.
         self.tabifyDockWidget(self.docks["slab"], self.docks["lifetime"])
@@ -118,11 +131,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["timeline"], self.docks["allocator"])
         self.docks[session.view.tab].raise_()  # "slab" unless the session says otherwise
         self.tab_memory = TabMemory(session, self.docks)  # the front tab, in the view settings
-        self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
-                         Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["slab"]], [330], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["inspector"], self.docks["node"]], [440, 160],
-                         Qt.Orientation.Vertical)
+        self._size_docks()
         self._restore_layout()
 
         # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
@@ -133,7 +142,6 @@ class MainWindow(QMainWindow):
                                                   empty=lambda: session.graph is None)
         self.busy_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.busy_label)
-        self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
         self.planning = self.executor.add(PlanningController())
         self.task_progress = TaskProgress(self.executor, self._cancel_lane, self)
         self.statusBar().addPermanentWidget(self.task_progress)
@@ -143,6 +151,7 @@ class MainWindow(QMainWindow):
         self.summary_label = ElidedLabel(self)
         self.statusBar().addPermanentWidget(self.summary_label)
         session.use_executor(self.planning)
+        use_live_peak(session)  # the status bar leads with it
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
         session.sigGraphChanged.connect(self._update_title)
@@ -490,6 +499,27 @@ class MainWindow(QMainWindow):
             return self.save_session()
         return answer == QMessageBox.StandardButton.Discard
 
+    def showEvent(self, event) -> None:
+        """The first show puts the Peak tab over the inspector, in front: the answer first.
+        Tabified before the window is shown, a second tab group keeps a stale duplicate tab bar
+        on screen (Qt 6.11)."""
+        super().showEvent(event)
+        # A layout restored from the settings may have placed it already.
+        if not self._peak_tabbed and not self.tabifiedDockWidgets(self.docks["peak"]):
+            self._peak_tabbed = True
+            self.tabifyDockWidget(self.docks["inspector"], self.docks["peak"])
+            self.docks["peak"].raise_()
+            self._size_docks()  # tabifying lays the docks out anew
+
+    def _size_docks(self) -> None:
+        """The docks' default sizes."""
+        self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
+                         Qt.Orientation.Horizontal)
+        # Tall enough for a lifetime map of 250 pixels or more under its header lines.
+        self.resizeDocks([self.docks["slab"]], [520], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["inspector"], self.docks["node"]], [440, 160],
+                         Qt.Orientation.Vertical)
+
     def closeEvent(self, event) -> None:
         if self.confirm_discard():
             self._stop_planning()
@@ -583,6 +613,11 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._update_summary()
 
+    def _show_expandable(self) -> None:
+        """The allocator lever: the Allocator tab, replaying with expandable segments."""
+        self.allocator_panel.expandable.setChecked(True)
+        self.docks["allocator"].raise_()
+
     def _provisional_text(self) -> str:
         """Search's best slab so far, and how far above the lower bound it is."""
         slab = self.session.provisional_plan.slab_bytes
@@ -662,7 +697,6 @@ class MainWindow(QMainWindow):
             head += " · out of date"
         elif self.session.plan_provisional:
             head += " · provisional (search continues)"
-        share = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
-        return (f"{head} · slab {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)}) · "
-                f"saved {format_bytes(plan.saved_bytes)} ({share:.1%}) · "
-                f"{plan.algorithm}, {plan.conflict_model} conflicts")
+        return (f"{head} · {headline_line(self.session)} · {plan.algorithm}, "
+                f"{plan.conflict_model} conflicts · without reuse "
+                f"{format_bytes(plan.no_reuse_bytes)}")

@@ -1,7 +1,9 @@
 """Slab planning: give every buffer of a compute graph a byte offset in one slab.
 
 Pure Python, no Qt and no GPU: `load` (or `load_snapshot` for a PyTorch memory snapshot),
-`plan`, `lower_bound`, `verify`, `diff` (compare two runs), and `schedule` (the execution order with the least peak).
+`plan`, `lower_bound`, `verify`, `explain` (what is live at the live peak and what would make
+it smaller), `diff` (two runs compared), and `schedule` (the execution order with the least
+peak).
 
 The parts, each a folder that imports only from the folders listed before it:
 `support` (errors, cancel tokens, atomic writes, the numba cache), `model` (graph and plan),
@@ -13,6 +15,7 @@ dispatch level; needs torch). `api` and `torch_trace` sit above them all.
 """
 
 from .analysis.diff import Diff, diff
+from .analysis.explain import Explanation, Lever, explain
 from .analysis.verify import Verification, verify
 from .api import ALGORITHMS, lower_bound, plan, search_iterations
 from .conflicts.antichain import LowerBound
@@ -30,8 +33,8 @@ from .support.errors import CapacityError, PlanError
 
 __all__ = [
     "ALGORITHMS", "AllocatorTrace", "Buffer", "CONFLICT_MODELS", "CancelToken", "Cancelled", "CapacityError",
-    "ConflictModel", "DagConflicts", "Diff", "Graph", "LowerBound", "NEVER", "Node", "Placement",
-    "PlacementStep", "Plan", "PlanError", "Schedule", "SerialConflicts", "Verification", "align_up",
-    "conflict_model", "default_conflicts", "diff", "graph_from_dict", "load", "load_snapshot",
-    "lower_bound", "plan", "schedule", "search_iterations", "verify", "with_schedule",
+    "ConflictModel", "DagConflicts", "Diff", "Explanation", "Graph", "Lever", "LowerBound", "NEVER", "Node",
+    "Placement", "PlacementStep", "Plan", "PlanError", "Schedule", "SerialConflicts", "Verification",
+    "align_up", "conflict_model", "default_conflicts", "diff", "explain", "graph_from_dict", "load",
+    "load_snapshot", "lower_bound", "plan", "schedule", "search_iterations", "verify", "with_schedule",
 ]

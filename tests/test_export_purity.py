@@ -25,8 +25,9 @@ def relu_session() -> Session:
     return session
 
 
-def test_the_title_names_file_algorithm_conflicts_slab_bound_and_gap():
+def test_the_title_names_file_algorithm_conflicts_live_peak_slab_bound_and_gap():
     assert export_title(relu_session()) == ("relu_unfused.json · first-fit · dag conflicts · "
+                                            "live peak 1.14 MiB at step 1 · "
                                             "slab 1.14 MiB · bound 1.14 MiB · gap 0 B (0.0%)")
 
 

@@ -40,7 +40,11 @@ def test_table_sorts_by_bytes(inspector):
     assert column(inspector, "name")[-1] == "b"
 
 
-def test_summary_shows_slab_without_reuse_and_saved(inspector):
+def test_summary_leads_with_live_peak_slab_and_bound_and_ends_with_without_reuse(inspector):
+    labels = [label for label, _ in inspector.summary_rows()]
+    assert labels[1:4] == ["live peak", "slab", "lower bound"]
+    assert "gap 0 B (0.0%)" in dict(inspector.summary_rows())["lower bound"]
+    assert labels[-1] == "without reuse"
     text = inspector.summary.text()
     assert "1,196,288" in text and "1,229,056" in text and "32,768" in text and "first-fit" in text
     assert "lower bound" in text

@@ -64,4 +64,4 @@ def test_inspector_columns_fit_their_widest_value_when_built_over_a_plan(qtbot):
     for column in ("bytes", "reserved", "offset", "lifetime"):
         widest = inspector.model.widest_text(column)
         assert header.sectionSize(COLUMNS.index(column)) >= metrics.horizontalAdvance(widest) + 12
-    assert inspector.table.textElideMode() == Qt.TextElideMode.ElideMiddle
+    assert inspector.table.textElideMode() == Qt.TextElideMode.ElideRight

@@ -35,7 +35,7 @@ def check_both_modes(session, view):
     plan, trace = session.plan, session.graph.allocator
     bound = session.lower_bound().bytes
     view.placement_choice.setCurrentText(PLANNED)
-    assert view.drawn_lines() == {"peak": plan.slab_bytes, "bound": bound}
+    assert view.drawn_lines() == {"slab": plan.slab_bytes, "bound": bound}
     tops = [p.offset + p.reserved for p in plan.placements]
     assert max(tops) == plan.slab_bytes
     reaching = [p.name for p in plan.placements if p.offset + p.reserved == plan.slab_bytes]
@@ -48,14 +48,14 @@ def check_both_modes(session, view):
     pytorch_tops = {n: at + by_name[n].reserved for n, at in packed.items()}
     pytorch_peak = max(pytorch_tops.values())
     extent = sum(size for _, size in trace.segments)
-    assert view.drawn_lines() == {"peak": pytorch_peak, "bound": bound,
+    assert view.drawn_lines() == {"slab": pytorch_peak, "bound": bound,
                                   "plan": plan.slab_bytes, "reserved": extent}
     # No box of a shown block lies above the peak line, and the header names one that reaches it.
     assert all(top <= pytorch_peak for top in pytorch_tops.values())
     first = next(n for n in (p.name for p in plan.placements) if pytorch_tops.get(n) == pytorch_peak)
     assert any(f"reached by {word} {first}" in view.summary.text()
                for word in ("buffer", "buffers"))
-    assert "PyTorch's peak address" in view.summary.text()
+    assert "PyTorch's highest address" in view.summary.text()
     labels = " · ".join(text for _, text in view.mark_labels())
     for number in (pytorch_peak, extent, plan.slab_bytes, bound):
         assert format_bytes(number) in labels

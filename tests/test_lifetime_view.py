@@ -47,12 +47,12 @@ def test_each_box_spans_its_buffers_lifetime_at_its_offset(qtbot):
     assert view.plot_widget.getPlotItem().getAxis("bottom").labelText == "DAG layer"
 
 
-def test_the_peak_is_marked_at_the_slab_size_over_the_buffer_that_reaches_it(qtbot):
+def test_the_slab_line_names_the_buffer_that_reaches_it_and_the_live_peak_step_is_marked(qtbot):
     session, view = make_view(qtbot)
     assert view.peak_line.isVisible()
     assert view.peak_line.value() == session.plan.slab_bytes == 1_196_288
     assert "reached by buffer t0" in view.summary.text()
-    assert [text for _, text in view.mark_labels()] == ["peak = bound 1.14 MiB"]
+    assert [text for _, text in view.mark_labels()] == ["slab = bound 1.14 MiB"]
     xs, ys = view.peak_marker.getData()
     assert list(ys) == [1_196_288]
     assert view.layer.rect_of("t0").left() < xs[0] < view.layer.rect_of("t0").right()
@@ -69,8 +69,8 @@ def test_the_lower_bound_line_follows_the_planner(qtbot, monkeypatch):
     session, view = make_view(qtbot)
     assert view.lower_bound_line.isVisible()
     assert view.lower_bound_line.value() == 1_000_000
-    assert view.mark_labels() == [(1_196_288.0, "peak 1.14 MiB"), (1_000_000.0, "bound 977 KiB")]
-    assert "above the bound" in view.summary.text()
+    assert view.mark_labels() == [(1_196_288.0, "slab 1.14 MiB"), (1_000_000.0, "bound 977 KiB")]
+    assert "gap " in view.summary.text()
     session.set_order(["t1", "y"])
     assert calls == ["dag"]  # computed once per graph and conflict model
 

@@ -43,7 +43,7 @@ def shows_plan(window, plan) -> bool:
     first = plan.placements[0]
     live = window.graph_panel.live_view  # a trace is a chain of time steps: shown as live bytes
     return (window.graph_panel.shows_live_bytes() and table[first.name] == f"{first.offset:,}"
-            and window.lifetime_view.drawn_lines().get("peak") == plan.slab_bytes
+            and window.lifetime_view.drawn_lines().get("slab") == plan.slab_bytes
             and f"{plan.slab_bytes:,} B" in live.summary.text())
 
 
@@ -100,25 +100,25 @@ def test_the_map_behind_another_tab_is_drawn_when_shown_or_exported(qtbot, windo
     session, view = window.session, window.lifetime_view
     old = session.plan
     # The first plan came while the Slab tab was in front: the map drew nothing.
-    assert view.pending and view.visibleRegion().isEmpty() and "peak" not in view.drawn_lines()
+    assert view.pending and view.visibleRegion().isEmpty() and "slab" not in view.drawn_lines()
     window.docks["lifetime"].raise_()
     qtbot.waitUntil(lambda: not view.pending)
-    assert view.drawn_lines()["peak"] == old.slab_bytes
+    assert view.drawn_lines()["slab"] == old.slab_bytes
     window.docks["slab"].raise_()
     qtbot.waitUntil(lambda: view.visibleRegion().isEmpty())
     session.sort_by_size()
     qtbot.waitUntil(lambda: session.plan is not None and session.plan is not old, timeout=20000)
     new = session.plan
     assert new.slab_bytes != old.slab_bytes
-    assert view.pending and view.drawn_lines()["peak"] == old.slab_bytes  # not drawn behind
+    assert view.pending and view.drawn_lines()["slab"] == old.slab_bytes  # not drawn behind
     # An export of the hidden map draws the plan first.
     assert window.export_png("map", tmp_path / "map.png", 1.0)
-    assert not view.pending and view.drawn_lines()["peak"] == new.slab_bytes
+    assert not view.pending and view.drawn_lines()["slab"] == new.slab_bytes
     session.undo_stack.undo()  # back to the first plan, kept: at once
     assert view.pending
     window.docks["lifetime"].raise_()
     qtbot.waitUntil(lambda: not view.pending)
-    assert view.drawn_lines()["peak"] == old.slab_bytes
+    assert view.drawn_lines()["slab"] == old.slab_bytes
 
 
 def test_export_titles_say_provisional_while_search_runs(qtbot, window, tmp_path, monkeypatch):

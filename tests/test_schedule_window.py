@@ -8,6 +8,7 @@ import json
 import pytest
 
 from slabscope.app.state.session import Session
+from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.window import MainWindow
 from bench.branchy import branchy_graph_data
 
@@ -37,8 +38,15 @@ def test_choosing_the_best_order_is_background_work_undone_like_a_reorder(qtbot,
     result = controls.choice.result
     assert session.conflicts == "serial" and session.graph.schedule == result.schedule.order
     assert session.plan.slab_bytes == result.best_slab
-    text = controls.label.text()  # the three slabs; the tooltip says how each was planned
-    assert "DAG-safe" in text and "given order" in text and "best order" in text
+    text = controls.label.text()  # the two live peaks; the tooltip adds the three slabs
+    chosen = result.schedule
+    assert text == (f"live peak: given order {format_bytes(chosen.given_peak_bytes)} · best order "
+                    f"{format_bytes(chosen.peak_bytes)}")
+    session.sort_by_size()  # a reorder changes the plan, never the order's live peaks
+    qtbot.waitUntil(lambda: session.plan is not None and session.busy is None, timeout=20000)
+    assert controls.label.text() == text
+    session.undo_stack.undo()
+    qtbot.waitUntil(lambda: session.plan is not None and session.busy is None, timeout=20000)
     tip = controls.label.toolTip()
     assert "DAG-safe" in tip and "serial, given order" in tip and "serial, best order" in tip
     assert controls.actions["best"].isChecked()

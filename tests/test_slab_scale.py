@@ -81,7 +81,7 @@ def test_one_step_is_a_cross_section_of_the_lifetime_map_moved_by_the_slider(qtb
     # Live bytes per step are largest at the step it opens on.
     assert view.section_step == section.peak_step == int(np.argmax(section.live_bytes))
     assert sorted(view.layer.shown_names()) == sorted(live_names(session, section.peak_step))
-    assert f"DAG layer {section.peak_step}</b> (the peak step)" in view.summary.text()
+    assert f"DAG layer {section.peak_step}</b> (the live-peak step)" in view.summary.text()
     assert view.scrubber.isEnabled() and not view.play_button.isEnabled()
     for step in range(section.steps):
         view.scrubber.setValue(step)

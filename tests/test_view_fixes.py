@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QWidget
 
 from slabscope import planner
 from slabscope.app.state.session import Session
+from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.dag.dag_view import NODE_HEIGHT, DagView
 from slabscope.app.views.panels.request_list import RequestList, shown_name
 from slabscope.app.views.slab.slab_view import SlabView
@@ -68,14 +69,14 @@ def test_the_slab_summary_breaks_between_items(qtbot):
     view.show()
     text = view.summary.text()
     plan = session.plan
-    for item in (f"<b>without reuse</b> {plan.no_reuse_bytes:,} B",
-                 f"<b>saved</b> {plan.saved_bytes:,} B"):
+    for item in ("<b>live peak</b> 1.14 MiB at step 1",
+                 f"<b>without reuse</b> {format_bytes(plan.no_reuse_bytes)} (the slab saves"):
         assert f"<span style='white-space:nowrap'>{item}" in text
     # Within the label's minimum width (the export's narrowest pictures are 600 pixels wide).
     assert view.minimumSizeHint().width() <= 600
 
 
-def test_the_request_list_cuts_long_names_in_the_middle_and_names_them_whole_on_hover(qtbot):
+def test_the_request_list_cuts_long_names_at_the_end_and_names_them_whole_on_hover(qtbot):
     long = "optimizer_with_a_very_long_module_name.py:1234 step #56"
     data = {"nodes": ["n0", "n1"], "edges": [["n0", "n1"]],
             "buffers": [{"name": long, "bytes": 4096, "uses": ["n0", "n1"]},
@@ -90,21 +91,14 @@ def test_the_request_list_cuts_long_names_in_the_middle_and_names_them_whole_on_
     assert tooltip.splitlines()[0].startswith(long)
     metrics = widget.fontMetrics()
     shown = shown_name(metrics, long, 150)
-    assert "…" in shown and metrics.horizontalAdvance(shown) <= 150
-    head, tail = shown.split("…")
-    assert long.startswith(head) and long.endswith(tail) and tail.endswith("#56")
+    assert shown.endswith("…") and metrics.horizontalAdvance(shown) <= 150
+    assert long.startswith(shown[:-1])
 
 
-def test_the_request_list_keeps_a_blocks_line_number_and_call_count_whole(qtbot):
-    # Two blocks of one file told apart only by their line: cut in the file name, never there.
-    widget = QWidget()
-    qtbot.addWidget(widget)
-    metrics = widget.fontMetrics()
-    for name in ("optimizer.py:71 step #1", "optimizer.py:72 step #1"):
-        width = metrics.horizontalAdvance(name) - 10
-        shown = shown_name(metrics, name, width)
-        assert metrics.horizontalAdvance(shown) <= width
-        assert shown.endswith(name[name.index(":"):]) and "…" in shown
-    # Too narrow for the location itself: cut in the middle as any other name.
-    narrow = shown_name(metrics, "optimizer.py:71 step #1", 40)
-    assert metrics.horizontalAdvance(narrow) <= 40 and "…" in narrow
+def test_the_request_list_names_a_buffer_with_the_op_that_makes_it(qtbot):
+    from slabscope.app.views.common.buffer_names import buffer_ops, readable_name
+
+    graph = planner.load(RELU_UNFUSED)
+    assert readable_name(graph, "t0") == "t0 · matmul"
+    assert readable_name(graph, "x") == "x · upload"
+    assert len(buffer_ops(graph)) == len(graph.buffers)

@@ -144,7 +144,7 @@ def test_the_slab_bar_chooses_lanes_or_one_step_from_pixels(qtbot, tmp_path):
     session.set_graph(graph, path)
     assert short.view_box.height() / lanes < MIN_LANE_PIXELS
     assert short.mode_choice.currentText() == ONE_STEP and short.section is not None
-    assert "(the peak step)" in short.summary.text()
+    assert "(the live-peak step)" in short.summary.text()
     # The choice follows the bar's size until the user picks a mode; theirs then holds.
     tall.resize(1200, 260)
     qtbot.waitUntil(lambda: tall.mode_choice.currentText() == ONE_STEP)

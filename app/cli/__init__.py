@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "generate": ("generate", "write a larger executable graph (mlp, transformer)"),
     "allocator": ("allocator", "what PyTorch's caching allocator would reserve, beside the slab"),
     "diff": ("diff", "compare two runs: live peak, slab and reserved, the difference attributed"),
+    "explain": ("explain", "what is live at the live peak, and each lever's measured saving"),
 }
 
 EXIT_BAD_INPUT = 2

@@ -6,8 +6,17 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 1024.0, 4096.0)  # steps per second offered
 MIN_INTERVAL_MS = 16  # one frame; faster speeds take several steps per tick instead
+WHOLE_REPLAY_S = 20.0  # a plan's default speed replays all its steps in about this long
+DEFAULT_SPEED = 2.0    # the least default speed (a plan of a few steps)
 NO_TRACE = ("This plan carries no placement trace (very large plans are placed without one), "
             "so there are no steps to replay.")
+
+
+def default_speed(steps: int) -> float:
+    """The least offered speed that replays `steps` steps in about `WHOLE_REPLAY_S` seconds
+    (pangu's 18,692 steps at 1,024 steps/s, the example's 7 at 2)."""
+    wanted = steps / WHOLE_REPLAY_S
+    return next((s for s in SPEEDS if s >= wanted and s >= DEFAULT_SPEED), SPEEDS[-1])
 
 
 class PlacementReplay(QObject):
@@ -24,7 +33,8 @@ class PlacementReplay(QObject):
         super().__init__(parent)
         self.plan = None
         self.current_step: int | None = None
-        self.speed = 2.0
+        self.speed = DEFAULT_SPEED
+        self.speed_chosen = False  # until the user picks a speed, it follows the plan's length
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._tick)
 
@@ -78,6 +88,8 @@ class PlacementReplay(QObject):
     def set_plan(self, plan) -> None:
         """Replay `plan` from now on; a replay in progress keeps its step number where it can."""
         self.plan = plan
+        if plan is not None and plan.steps and not self.speed_chosen:
+            self.set_speed(default_speed(len(plan.steps)), chosen=False)
         if plan is None or not plan.steps:
             self.pause()
             self._go(None)
@@ -129,11 +141,13 @@ class PlacementReplay(QObject):
         self.pause()
         self._go(None)
 
-    def set_speed(self, steps_per_second: float) -> None:
-        """Change the pace; takes effect at once while playing."""
+    def set_speed(self, steps_per_second: float, chosen: bool = True) -> None:
+        """Change the pace; takes effect at once while playing. A speed the user `chosen` stays
+        for later plans; otherwise each plan gets `default_speed` of its length."""
         if steps_per_second <= 0:
             raise ValueError("speed must be positive")
         self.speed = steps_per_second
+        self.speed_chosen = self.speed_chosen or chosen
         if self._timer.isActive():
             self._timer.setInterval(self._interval())
 

@@ -89,8 +89,9 @@ def live_at(graph: Graph, step: int) -> tuple[int, ...]:
     return tuple(int(live[i]) for i in order)
 
 
-def _key_of(graph: Graph, grouping: str) -> Callable[[int, int], str | None]:
-    """A function (buffer index, producer node index) -> the buffer's key in `grouping`."""
+def key_of(graph: Graph, grouping: str) -> Callable[[int, int], str | None]:
+    """A function (buffer index, index of the node that first uses it) -> the buffer's key in
+    `grouping`, None where the input does not know it."""
     if grouping == "op":
         return lambda b, n: graph.nodes[n].op
     if grouping == "kind":
@@ -118,10 +119,10 @@ def supported_groupings(graph: Graph) -> tuple[str, ...]:
 def group(graph: Graph, peak: LivePeak, grouping: str) -> tuple[Group, ...]:
     """The buffers live at `peak`, grouped by `grouping`, largest group first. Buffers without a
     key in this grouping form one group, "(none)", so that the groups always add up to the peak."""
-    key_of = _key_of(graph, grouping)
+    key_of_buffer = key_of(graph, grouping)
     members: dict[str, list[int]] = defaultdict(list)
     for b, n in zip(peak.buffers, peak.producers):
-        members[key_of(b, n) or "(none)"].append(b)
+        members[key_of_buffer(b, n) or "(none)"].append(b)
     reserved = graph.reserved
     groups = (Group(key, sum(reserved[b] for b in bs), len(bs), tuple(bs)) for key, bs in members.items())
     return tuple(sorted(groups, key=lambda g: (-g.bytes, g.key)))

@@ -3,9 +3,10 @@
 The graph's schedule is replayed through `planner.allocator.caching_allocator` from an empty cache (for a
 snapshot too: its recorded curves are in the live-bytes panel). The plot draws the model's
 reserved bytes per step, the live bytes and the plan's slab; a check box asks what
-`expandable_segments:True` would change. The peak explainer lists, at the step where reserved
-bytes peak, the largest buffers live (with their stacks, or the nodes that use them) and the
-largest blocks the allocator holds cached but free. Both replays are made by the loading worker
+`expandable_segments:True` would change. Two tables explain it: the largest buffers live at the
+live peak (the step every panel marks, docs/peak.md), with their stacks or the nodes that use
+them, and the largest blocks the allocator holds cached but free at its reserved peak (its own
+step, named as such). Both replays are made by the loading worker
 (`Session.prepare_graphs`), never on the GUI thread.
 """
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (QCheckBox, QHeaderView, QLabel, QSplitter, QTreeW
 
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.common.byte_axis import ByteAxis, format_bytes
+from slabscope.app.views.common.peak_headline import session_live_peak, use_live_peak
 from slabscope.app.views.common.redraw_when_shown import RedrawWhenShown
 from slabscope.planner.allocator.allocator_replay import AllocatorReplay, replay_graph
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings
@@ -32,8 +34,10 @@ graph_allocator_expandable = IdentityCache(lambda graph: replay_graph(graph, EXP
 RESERVED_COLOR = QColor("#9D755D")
 LIVE_COLOR = QColor("#4C78A8")
 SLAB_COLOR = QColor("#B00020")
-PEAK_COLOR = QColor("#1B7F3B")
+PEAK_COLOR = QColor("#1B7F3B")  # the allocator's reserved peak
+LIVE_PEAK_COLOR = QColor("#4C78A8")  # the live peak, as in the live-bytes panel
 FRAMES_SHOWN = 2
+LIVE_ROWS = 50  # buffers listed as live at the live peak (the Peak panel lists them all)
 
 
 class AllocatorPanel(QWidget):
@@ -59,8 +63,8 @@ class AllocatorPanel(QWidget):
         plot.setClipToView(True)
         plot.setDownsampling(auto=True, mode="peak")
         plot.getAxis("left").setWidth(self.fontMetrics().horizontalAdvance("1,000 MiB") + 20)
-        self.live_at_peak = self._tree(("bytes", "live at the peak", "where"))
-        self.free_at_peak = self._tree(("bytes", "cached but free at the peak", "stream"))
+        self.live_at_peak = self._tree(("bytes", "live at the live peak", "where"))
+        self.free_at_peak = self._tree(("bytes", "cached but free at the reserved peak", "stream"))
         self.free_at_peak.setToolTip("Free blocks the allocator keeps reserved: a request fits "
                                      "one only if it is on the same stream and pool")
         # Side by side: the bottom dock is short, and stacked the plot kept barely 60 pixels.
@@ -77,6 +81,7 @@ class AllocatorPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.expandable)
         layout.addWidget(splitter, 1)
+        use_live_peak(session)
         for prepare in (graph_allocator_replay, graph_allocator_expandable):
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
@@ -121,8 +126,11 @@ class AllocatorPanel(QWidget):
                                                       style=Qt.PenStyle.DashLine)))
         plot.addItem(pg.InfiniteLine(replay.peak_step + 0.5, angle=90,
                                      pen=pg.mkPen(PEAK_COLOR, width=1, style=Qt.PenStyle.DotLine)))
+        live = session_live_peak(self.session)
+        plot.addItem(pg.InfiniteLine(live.step + 0.5, angle=90, pen=pg.mkPen(
+            LIVE_PEAK_COLOR, width=1.5, style=Qt.PenStyle.DashLine)))
         self.summary.setText(self._summary_html(replay, plan))
-        self._fill_explainer(graph, replay)
+        self._fill_explainer(graph, replay, live)
         self.plot_widget.getPlotItem().getViewBox().autoRange()
 
     def _staircase(self, plot, steps, values, colour: QColor, fill: bool) -> None:
@@ -151,21 +159,22 @@ class AllocatorPanel(QWidget):
                          f"<b>{format_bytes(plan.slab_bytes)}</b>"
                          + (" (search's best so far, provisional)"
                             if self.session.plan_provisional else ""))
-        parts.append(f"<b style='color:{LIVE_COLOR.name()}'>live</b> peak "
-                     f"{format_bytes(replay.peak_live_bytes)}")
+        live = session_live_peak(self.session)
+        parts.append(f"<b style='color:{LIVE_PEAK_COLOR.name()}'>live peak</b> "
+                     f"{format_bytes(live.bytes)} at step {live.step:,}")
         frag = replay.fragmentation
         if frag is not None:
             idle = frag.reserved_bytes - frag.requested_bytes
-            parts.append(f"<b style='color:{PEAK_COLOR.name()}'>at the peak</b> (step "
+            parts.append(f"<b style='color:{PEAK_COLOR.name()}'>at the reserved peak</b> (step "
                          f"{replay.peak_step:,}): {format_bytes(idle)} "
                          f"reserved but not live, largest free block "
                          f"{format_bytes(frag.largest_free_block)}")
         return "; ".join(parts)
 
-    def _fill_explainer(self, graph, replay: AllocatorReplay) -> None:
+    def _fill_explainer(self, graph, replay: AllocatorReplay, live) -> None:
         trace = graph.allocator
         rows = []
-        for i in replay.top_live_at_peak:
+        for i in live.buffers[:LIVE_ROWS]:
             buffer = graph.buffers[i]
             stack = trace.stacks.get(buffer.name, ()) if trace is not None else ()
             where = " ← ".join(stack[:FRAMES_SHOWN]) if stack else ", ".join(buffer.uses[:3]) + (

@@ -174,6 +174,10 @@ class RectLayer(pg.GraphicsObject):
         visible = self._shown & (right >= 0) & (left <= vis_w) & (bottom >= 0) & (top <= vis_h)
         indices = np.flatnonzero(visible)
         width, height = (right - left)[indices], (bottom - top)[indices]
+        # The view's clip (its plot area, not the axes beside it), in device pixels: a label sits
+        # in the part of its box on show, so a box cut by the left edge is not labelled "!686".
+        shown_area = (t.mapRect(painter.clipBoundingRect()) if painter.hasClipping()
+                      else QRectF(0, 0, vis_w, vis_h))
         painter.save()
         painter.resetTransform()
         band_labels = self._paint_bands(painter, t, top[self._shown], bottom[self._shown])
@@ -192,7 +196,8 @@ class RectLayer(pg.GraphicsObject):
         labelled = np.flatnonzero((width >= LABEL_MIN_WIDTH) & (height >= LABEL_MIN_HEIGHT))
         if labelled.size <= MAX_LABELS:
             self._paint_labels(painter, [(int(indices[k]), QRectF(left[indices[k]], top[indices[k]],
-                                                                  width[k], height[k]))
+                                                                  width[k], height[k])
+                                          .intersected(shown_area))
                                          for k in labelled.tolist()])
         self._paint_band_labels(painter, band_labels)
         painter.restore()
@@ -324,6 +329,8 @@ class RectLayer(pg.GraphicsObject):
         metrics = QFontMetricsF(painter.font())
         if metrics.height() > 0:
             for i, box in room:
+                if box.width() < LABEL_MIN_WIDTH:  # little of it on show
+                    continue
                 fill = self._fills[i]
                 dark = self._alpha[i] > 140 and fill.lightnessF() < 0.55
                 painter.setPen(QColor("white") if dark else QColor(20, 20, 20))

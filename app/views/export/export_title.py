@@ -4,6 +4,7 @@ is, so that a picture read on its own says what it shows."""
 from __future__ import annotations
 
 from slabscope.app.views.common.byte_axis import format_bytes
+from slabscope.app.views.common.peak_headline import graph_live_peak
 
 # What search writes in a plan's proof when its budget in seconds stopped work its step limit
 # still allowed (`planner.placement.search._stamped`).
@@ -27,13 +28,16 @@ def search_status(plan, provisional: bool) -> str | None:
 
 
 def export_title(session) -> str:
-    """"file · algorithm · conflicts · slab · bound · gap" for the plan `session` shows, then
-    whether that plan is out of date, provisional or cut short by the search budget."""
+    """"file · algorithm · conflicts · live peak · slab · bound · gap" for the plan `session`
+    shows (docs/peak.md's words), then whether that plan is out of date, provisional or cut
+    short by the search budget."""
     graph, plan = session.graph, session.shown_plan
     name = session.path.name if session.path is not None else (graph.name if graph else "")
     if graph is None or plan is None:
         return f"{name} · no plan" if name else "no graph"
+    live = graph_live_peak(graph)
     parts = [name, plan.algorithm, f"{plan.conflict_model} conflicts",
+             f"live peak {format_bytes(live.bytes)} at step {live.step:,}",
              f"slab {format_bytes(plan.slab_bytes)}"]
     bound = session.lower_bound()
     if bound is not None:

@@ -1,5 +1,6 @@
 """The lifetime map: each buffer a box over its lifetime (DAG layer or schedule step) and its bytes,
-with the peak of the plan and the planner's lower bound drawn across it."""
+with the plan's slab and the planner's lower bound drawn across it and the live-peak step marked
+(docs/peak.md: the same step every panel marks)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from slabscope.app.views.common.lifetimes import (buffer_lifetimes, dag_layers, 
                                   placement_arrays, prepare_step_model, step_model)
 from slabscope.app.views.common.margin_marks import place_marks
 from slabscope.app.views.common.outline_legend import OutlineLegend
+from slabscope.app.views.common.peak_headline import peak_text, session_live_peak, use_live_peak
 from slabscope.app.views.common.palette import ANCESTOR
 from slabscope.app.views.common.range_zoom import RangeZoomViewBox
 from slabscope.app.views.common.rect_layer import RectLayer, pick_fills
@@ -27,8 +29,9 @@ from slabscope.app.views.common.view_keys import bring_into_view, zoom_pan_key
 
 STEP_MARGIN = 0.06          # gap between boxes of consecutive layers
 STEP_FIT_PIXELS = 4         # a fit leaves this much room beside the first and last steps
-PEAK_COLOR = QColor("#B00020")
+PEAK_COLOR = QColor("#B00020")  # the slab's top (the plan's size)
 BOUND_COLOR = QColor("#1B7F3B")
+LIVE_PEAK_COLOR = QColor("#4C78A8")  # the live-peak step, as in the live-bytes panel
 HOVER_HINT = ("Point at a box for its bytes, offset, uses and conflicts; click to select. "
               "Drag across a region to zoom into it, Shift+drag pans, double-click shows all.")
 PLAN_COLOR = QColor("#555555")
@@ -60,9 +63,10 @@ def packed_addresses(trace) -> dict[str, int]:
 class LifetimeView(QWidget):
     """Offset up, lifetime across: a box per buffer from its first to its last use, at its bytes.
 
-    The dashed red line is the plan's peak (its slab size) and the green one the least slab any plan
-    can have (`planner.lower_bound`, shared through the session). Hover and selection behave as in
-    the slab bar. Keys: + and - zoom, arrows pan, 0 fits.
+    The dashed red line is the plan's slab and the green one the least slab any plan can have
+    (`planner.lower_bound`, shared through the session); the blue ▼ and dotted line mark the
+    live-peak step. Hover and selection behave as in the slab bar. Keys: + and - zoom, arrows
+    pan, 0 fits.
     """
 
     def __init__(self, session, parent: QWidget | None = None):
@@ -92,7 +96,7 @@ class LifetimeView(QWidget):
         plot.setLabel("left", "offset")
         # Room for the widest tick ('1,000 KiB') beside the axis title, so neither is clipped.
         plot.getAxis("left").setWidth(self.fontMetrics().horizontalAdvance("1,000.0 KiB") + 28)
-        # The peak and the bound are named in the right margin, never over the boxes.
+        # The slab and the bound are named in the right margin, never over the boxes.
         plot.showAxis("right")
         self.marks_axis = plot.getAxis("right")
         self.marks_axis.setTicks([[]])
@@ -115,9 +119,15 @@ class LifetimeView(QWidget):
         # In PyTorch's-address mode: the plan's slab as a reference, and PyTorch's reserved extent.
         self.plan_line = self._line(PLAN_COLOR, Qt.PenStyle.DotLine)
         self.reserved_line = self._line(RESERVED_COLOR, Qt.PenStyle.DashDotLine)
-        self.peak_marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(PEAK_COLOR),
-                                              pen=pg.mkPen(None))
+        # The live-peak step: a ▼ over the boxes and a dotted line down through them.
+        self.peak_marker = pg.ScatterPlotItem(symbol="t", size=12,
+                                              brush=pg.mkBrush(LIVE_PEAK_COLOR), pen=pg.mkPen(None))
         plot.addItem(self.peak_marker, ignoreBounds=True)
+        self.peak_step_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(
+            LIVE_PEAK_COLOR, width=1, style=Qt.PenStyle.DotLine))
+        plot.addItem(self.peak_step_line, ignoreBounds=True)
+        self.peak_step_line.hide()
+        use_live_peak(session)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -168,8 +178,9 @@ class LifetimeView(QWidget):
         return list(self._marks)
 
     def drawn_lines(self) -> dict[str, float]:
-        """The value of every horizontal line on show, by role: peak, bound, plan, reserved."""
-        lines = {"peak": self.peak_line, "bound": self.lower_bound_line,
+        """The value of every horizontal line on show, by role: slab (the top of the boxes drawn),
+        bound, plan, reserved."""
+        lines = {"slab": self.peak_line, "bound": self.lower_bound_line,
                  "plan": self.plan_line, "reserved": self.reserved_line}
         return {role: float(line.value()) for role, line in lines.items() if line.isVisible()}
 
@@ -221,7 +232,7 @@ class LifetimeView(QWidget):
             self._names = []
             self.layer.set_rects([], [], [], [], [], [])
             for item in (self.peak_line, self.lower_bound_line, self.peak_marker,
-                         self.plan_line, self.reserved_line):
+                         self.peak_step_line, self.plan_line, self.reserved_line):
                 item.hide()
             self._lines_wanted = []
             self._label_marks()
@@ -293,8 +304,8 @@ class LifetimeView(QWidget):
         return f"planning {graph.name}…" if graph is not None else "no graph open"
 
     def _mark_peak(self, peak: float, x, width, tops) -> None:
-        """The peak line at `peak` bytes (the plan's slab, or the top of PyTorch's highest block);
-        a marker sits over each box whose top reaches it."""
+        """The top line at `peak` bytes (the plan's slab, or the top of PyTorch's highest block),
+        named with the boxes that reach it; the ▼ marks the live-peak step, over that line."""
         self.peak_line.setValue(peak)
         reaching = np.flatnonzero(tops >= peak) if peak > 0 else np.zeros(0, np.int64)
         names = ", ".join(self._names[i] for i in reaching[:3])
@@ -303,9 +314,25 @@ class LifetimeView(QWidget):
         which = "buffer" if reaching.size == 1 else "buffers"
         self._peak_text = f", reached by {which} {names}{more}" if reaching.size else ""
         self.peak_line.show()
-        self.peak_marker.setData(x=x[reaching] + width[reaching] / 2,
-                                 y=np.full(reaching.size, float(peak)))
+        live = session_live_peak(self.session)
+        step = self._node_layer.get(live.node) if live is not None and live.node else None
+        if step is None:
+            self.peak_marker.hide()
+            self.peak_step_line.hide()
+            return
+        self.peak_marker.setData(x=[step + 0.5], y=[float(peak)])
         self.peak_marker.show()
+        self.peak_step_line.setValue(step + 0.5)
+        self.peak_step_line.show()
+
+    def live_peak_step(self) -> float | None:
+        """Where the live-peak step is marked on the x axis (its column's middle), None if not."""
+        return self.peak_step_line.value() if self.peak_step_line.isVisible() else None
+
+    def _live_peak_html(self) -> str:
+        live = session_live_peak(self.session)
+        return (f"<b><span style='color:{LIVE_PEAK_COLOR.name()}'>▼ live peak</span></b> "
+                f"{peak_text(live)} &nbsp; " if live is not None and live.buffers else "")
 
     def _mark_lower_bound(self, plan, pytorch: bool) -> None:
         """The bound line, the reference lines of the mode, their labels and the summary."""
@@ -321,12 +348,13 @@ class LifetimeView(QWidget):
         if not pytorch:
             self.plan_line.hide()
             self.reserved_line.hide()
-            self._lines_wanted = [(float(slab), f"peak {format_bytes(slab)}"),
+            self._lines_wanted = [(float(slab), f"slab {format_bytes(slab)}"),
                                   (float(bound), f"bound {format_bytes(bound)}")]
             self.summary.setText(
-                f"<b><span style='color:{PEAK_COLOR.name()}'>peak</span></b> "
+                f"{self._live_peak_html()}"
+                f"<b><span style='color:{PEAK_COLOR.name()}'>slab</span></b> "
                 f"{slab:,} B ({format_bytes(slab)}){self._peak_text} &nbsp; {bound_text} &nbsp; "
-                f"the plan is {over:.1%} above the bound")
+                f"gap {over:.1%}")
             return
         trace = self.session.graph.allocator
         extent = sum(size for _, size in trace.segments)  # every segment, laid end to end
@@ -334,14 +362,15 @@ class LifetimeView(QWidget):
         self.plan_line.show()
         self.reserved_line.setValue(extent)
         self.reserved_line.show()
-        self._lines_wanted = [(float(peak), f"PyTorch peak {format_bytes(peak)}"),
+        self._lines_wanted = [(float(peak), f"PyTorch top {format_bytes(peak)}"),
                               (float(extent), f"PyTorch reserved {format_bytes(extent)}"),
                               (float(slab), f"plan {format_bytes(slab)}"),
                               (float(bound), f"bound {format_bytes(bound)}")]
         at_once = ("" if trace.peak_reserved_bytes == extent else
                    f" (at most {format_bytes(trace.peak_reserved_bytes)} at once)")
         self.summary.setText(
-            f"<b><span style='color:{PEAK_COLOR.name()}'>PyTorch's peak address</span></b> "
+            f"{self._live_peak_html()}"
+            f"<b><span style='color:{PEAK_COLOR.name()}'>PyTorch's highest address</span></b> "
             f"{peak:,} B ({format_bytes(peak)}){self._peak_text} &nbsp; "
             f"<b><span style='color:{RESERVED_COLOR.name()}'>PyTorch reserved</span></b> "
             f"{format_bytes(extent)} in {len(trace.segments)} segments{at_once} &nbsp; "
@@ -392,7 +421,11 @@ class LifetimeView(QWidget):
         return name
 
     def _clicked(self, name: str | None, modifiers) -> None:
-        self.session.pick_buffer(name, toggle=bool(modifiers & Qt.KeyboardModifier.ControlModifier))
+        toggle = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+        if name is not None and not toggle:  # one buffer chosen: every panel scrolls to it
+            self.session.selection_model.reveal("buffer", name)
+        else:
+            self.session.pick_buffer(name, toggle=toggle)
 
     def enter_export(self) -> None:
         """Drop the hint, the outline key and pointer emphasis so a picture shows only the plan

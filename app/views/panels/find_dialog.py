@@ -55,14 +55,17 @@ class FindDialog(QDialog):
         if found:
             self.matches.setCurrentRow(0)
         shown = f", first {MAX_MATCHES} listed" if len(found) > MAX_MATCHES else ""
-        self.count.setText(f"{len(found):,} matches{shown}; Enter selects")
+        self.count.setText(f"{len(found):,} match{'es' * (len(found) != 1)}{shown}; "
+                           f"Enter shows it and closes")
         return found
 
     def choose_current(self) -> None:
-        """Reveal the highlighted match (Enter in the field)."""
+        """Reveal the highlighted match and close, so that it is not covered (Enter in the
+        field)."""
         item = self.matches.currentItem()
         if item is not None:
             self.choose(item)
+            self.hide()
 
     def choose(self, item: QListWidgetItem) -> None:
         """Select `item`'s node or buffer in every panel and scroll each to it."""

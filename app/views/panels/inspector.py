@@ -11,6 +11,8 @@ The comparison says whether two buffers may share bytes and why, in the conflict
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 from PySide6.QtCore import (QAbstractTableModel, QEvent, QModelIndex, QSortFilterProxyModel, Qt,
                             Signal)
@@ -25,6 +27,7 @@ from slabscope.app.views.common.buffer_emphasis import PointerOutlines
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.lazy_combo import LazyNameCombo
 from slabscope.app.views.common.lifetimes import prepare_step_model, step_model
+from slabscope.app.views.common.peak_headline import headline_rows, use_live_peak
 from slabscope.planner.placement.lazy_trace import reuses_by_name
 
 COLUMNS = ("name", "bytes", "offset", "lifetime", "kind", "reserved", "conflicts", "uses",
@@ -32,6 +35,7 @@ COLUMNS = ("name", "bytes", "offset", "lifetime", "kind", "reserved", "conflicts
 COLUMN_WIDTHS = (96, 60, 60, 60, 92, 60, 64, 150, 90)  # at least; fitted columns widen to fit
 # In view at the window's default size; the others are shown from the header's menu.
 SHOWN_COLUMNS = ("name", "bytes", "offset", "lifetime")
+LEAD_ROWS = ("live peak", "slab")  # in bold: the two figures the summary answers with
 FITTED_COLUMNS = ("bytes", "offset", "lifetime", "reserved", "conflicts")  # sized to their widest
 PLAN_COLUMNS = ("offset", "reuses")  # what a new plan of the same graph changes
 NUMBER_COLUMNS = ("bytes", "reserved", "offset", "conflicts")
@@ -332,8 +336,8 @@ class Inspector(QWidget):
         self.model.modelReset.connect(self._fit_columns)
         self.model.sigPlanFollowed.connect(self._fit_columns)
         self._fit_columns()  # the session may have had its plan before this table existed
-        # Long names (a snapshot's "file.py:71 step #12") keep their line and counter in view.
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Long names are cut at their end, never in the middle; the tooltip has them whole.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setMouseTracking(True)
         self.table.entered.connect(self._hover_row)
         self.table.viewport().installEventFilter(self)
@@ -372,6 +376,7 @@ class Inspector(QWidget):
         session.sigProvisionalPlan.connect(self._follow_provisional)
         session.sigSelectionChanged.connect(self._selection_from_session)
         session.selection_model.sigReveal.connect(self.reveal)
+        use_live_peak(session)  # the summary leads with it
         self._fill_combos()
         self._show_summary()
 
@@ -389,17 +394,11 @@ class Inspector(QWidget):
             return rows + [("plan", f"<span style='color:#C0392B'>{self.session.plan_error}</span>")]
         if self.session.plan_provisional:
             rows.append(PROVISIONAL_ROW)
-        saved = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
-        rows += [("slab", f"<b>{plan.slab_bytes:,}</b> bytes ({format_bytes(plan.slab_bytes)})"),
-                 ("without reuse", f"{plan.no_reuse_bytes:,} bytes"),
-                 ("saved", f"{plan.saved_bytes:,} bytes ({saved:.1%})"),
-                 ("algorithm", f"{plan.algorithm}, conflicts: {plan.conflict_model}")]
-        bound = self.session.lower_bound()
-        if bound is not None:
-            bound = bound.bytes
-            gap = (plan.slab_bytes - bound) / bound if bound else 0.0
-            rows += [("lower bound", f"{bound:,} bytes; gap {plan.slab_bytes - bound:,} ({gap:.1%})")]
-        return rows
+        # Live peak, slab, bound and gap first; "without reuse" last (docs/peak.md).
+        figures = [(label, f"<b>{html.escape(value)}</b>" if label in LEAD_ROWS else html.escape(value))
+                   for label, value in headline_rows(self.session)]
+        return rows + figures[:-1] + [("algorithm", f"{plan.algorithm}, conflicts: "
+                                                    f"{plan.conflict_model}"), figures[-1]]
 
     def _show_summary(self, *_):
         cells = "".join(f"<tr><td style='color:#555;padding-right:10px'>{k}</td><td>{v}</td></tr>"
@@ -461,7 +460,11 @@ class Inspector(QWidget):
         if self._syncing:
             return
         rows = sorted(self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows())
-        self.session.select_buffers(self.model.buffer_name(r) for r in rows)
+        names = [self.model.buffer_name(r) for r in rows]
+        if len(names) == 1:  # one buffer chosen: every panel scrolls to it
+            self.session.selection_model.reveal("buffer", names[0])
+        else:
+            self.session.select_buffers(names)
 
     def _selection_from_session(self, names):
         """Pick the first two selected buffers for the comparison and select their rows."""

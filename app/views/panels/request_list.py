@@ -9,7 +9,6 @@ and scroll position ride along), or one layout change when the order was shuffle
 from __future__ import annotations
 
 import json
-import re
 
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, QRect, QSize, QStringListModel, Qt
 from PySide6.QtGui import QAction, QKeySequence, QPainter, QPen
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QListView, QStyle, QStyledItem
                                QToolBar, QVBoxLayout, QWidget)
 
 from slabscope.app.views.common import palette
+from slabscope.app.views.common.buffer_names import readable_name, shortened, use_buffer_ops
 from slabscope.app.views.common.buffer_details import stack_files
 from slabscope.app.views.common.buffer_emphasis import PointerOutlines
 from slabscope.app.views.common.byte_axis import format_bytes
@@ -34,8 +34,6 @@ NAME_ALIGN = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
 SIZE_ALIGN = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight
 TOOLTIP_FILES = 4   # of a snapshot block's files, the innermost, named in full in its tooltip
 MAX_ROW_MOVES = 64  # beyond this many block moves, one layout change is cheaper for the view
-# A source location's file, then ":line" and what follows it (a snapshot block's name).
-_LOCATION = re.compile(r"^(.+?)(:\d+\b.*)$")
 
 
 class RequestListModel(QStringListModel):
@@ -268,18 +266,9 @@ def _common_run(a: tuple, b: tuple, limit: int) -> int:
 
 
 def shown_name(metrics, name: str, width: int) -> str:
-    """`name` as a row `width` pixels wide shows it: cut in the middle. A snapshot block's name
-    ("optimizer.py:71 step #3") is cut inside its file name, so that the line number and call
-    count, which tell its neighbours apart, stay whole while they fit."""
-    if metrics.horizontalAdvance(name) <= width:
-        return name
-    located = _LOCATION.match(name)
-    if located:
-        head, tail = located.groups()
-        room = width - metrics.horizontalAdvance(tail)
-        if room >= metrics.horizontalAdvance(head[:3] + "…"):
-            return metrics.elidedText(head, Qt.TextElideMode.ElideMiddle, room) + tail
-    return metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, width)
+    """`name` as a row `width` pixels wide shows it: cut at its end, never in the middle (the
+    tooltip has it whole)."""
+    return shortened(metrics, name, width)
 
 
 class RequestDelegate(QStyledItemDelegate):
@@ -287,6 +276,7 @@ class RequestDelegate(QStyledItemDelegate):
     the slab bar when the session points at it (`outlines`, a `PointerOutlines`)."""
 
     outlines = None
+    session = None  # whose graph the rows are of: each name shows the op that makes it
 
     def paint(self, painter, option, index) -> None:
         self.initStyleOption(option, index)
@@ -310,8 +300,10 @@ class RequestDelegate(QStyledItemDelegate):
         size_text = format_bytes(size)
         size_width = option.fontMetrics.horizontalAdvance(size_text)
         text_rect = rect.adjusted(20, 0, -size_width - 10, 0)
+        graph = self.session.graph if self.session is not None else None
+        shown = readable_name(graph, text) if graph is not None else text
         painter.drawText(text_rect, NAME_ALIGN,
-                         shown_name(option.fontMetrics, text, text_rect.width()))
+                         shown_name(option.fontMetrics, shown, text_rect.width()))
         painter.drawText(rect, SIZE_ALIGN, size_text)
         outline = self.outlines.outline_of(text) if self.outlines is not None else None
         if outline is not None:
@@ -373,6 +365,8 @@ class RequestList(QWidget):
         self.view.setModel(self.model)
         self.view.setItemDelegate(RequestDelegate(self.view))
         self.view.itemDelegate().outlines = PointerOutlines(session, self.view.viewport().update)
+        self.view.itemDelegate().session = session
+        use_buffer_ops(session)
         session.selection_model.sigReveal.connect(self.reveal)
         self.view.setUniformItemSizes(True)
         # Lay out long lists a batch per event-loop turn, so 60,000 rows never freeze the window.
@@ -431,7 +425,11 @@ class RequestList(QWidget):
     def _selection_to_session(self, *_):
         if not self._syncing:
             rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
-            self.session.select_buffers(self.model.names()[r] for r in rows)
+            names = [self.model.names()[r] for r in rows]
+            if len(names) == 1:  # one buffer chosen: every panel scrolls to it
+                self.session.selection_model.reveal("buffer", names[0])
+            else:
+                self.session.select_buffers(names)
 
     def _selection_from_session(self, *_):
         """Show the session's selection (after a reorder resets the model, or from elsewhere)."""

@@ -42,7 +42,8 @@ class ScheduleControls:
         self._sync()
 
     def summary_text(self) -> str:
-        """Three slabs side by side once the best order is known, else empty."""
+        """The best order's live peak beside the given order's, and the three slabs planned in
+        the file's request order when it was found (the tooltip), else empty."""
         result = self.choice.result
         if result is None:
             return ""
@@ -50,20 +51,22 @@ class ScheduleControls:
         if chosen.fixed:
             return "schedule: the given order is the only one"
         dag = format_bytes(result.dag_slab) if result.dag_slab is not None else "?"
-        return (f"slab: DAG-safe {dag} · serial, given order {format_bytes(result.given_slab)} · "
-                f"serial, best order {format_bytes(result.best_slab)} (peak "
-                f"{format_bytes(chosen.peak_bytes)}, {chosen.proof or 'no bound'}; "
-                f"{result.algorithm})")
+        return (f"live peak: given order {format_bytes(chosen.given_peak_bytes)}, best order "
+                f"{format_bytes(chosen.peak_bytes)} ({chosen.proof or 'no bound'}). Slabs by "
+                f"{result.algorithm} in the file's request order: DAG-safe {dag} · serial, given "
+                f"order {format_bytes(result.given_slab)} · serial, best order "
+                f"{format_bytes(result.best_slab)}")
 
     def short_text(self) -> str:
-        """The three slabs alone, for the status bar beside the plan's summary (whole, both did
-        not fit a 1024-pixel window); `summary_text` is the label's tooltip."""
+        """The two orders' live peaks, for the status bar beside the plan's summary: they depend
+        on the order alone, so a later reorder or algorithm never makes them stale (the slabs,
+        which do depend on them, are in `summary_text`, the tooltip)."""
         result = self.choice.result
         if result is None or result.schedule.fixed:
             return self.summary_text()
-        dag = format_bytes(result.dag_slab) if result.dag_slab is not None else "?"
-        return (f"DAG-safe {dag} · given order {format_bytes(result.given_slab)} · "
-                f"best order {format_bytes(result.best_slab)}")
+        chosen = result.schedule
+        return (f"live peak: given order {format_bytes(chosen.given_peak_bytes)} · best order "
+                f"{format_bytes(chosen.peak_bytes)}")
 
     def _sync(self, *_) -> None:
         for which, action in self.actions.items():

@@ -9,6 +9,7 @@ import numpy as np
 
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.common.lifetimes import step_model
+from slabscope.app.views.common.peak_headline import graph_live_peak
 from slabscope.app.views.slab.slab_lanes import slab_layout, stacked_lanes
 
 
@@ -20,7 +21,7 @@ class SlabSection:
     last: np.ndarray         # last step of each box
     step_name: str           # "DAG layer" or "schedule step"
     live_bytes: np.ndarray   # reserved bytes live at each step
-    peak_step: int           # the first step where live_bytes is largest
+    peak_step: int           # the live peak's step (docs/peak.md), in this step model
     peak_lanes: np.ndarray   # `section_lanes` at the peak step, where the bar opens
 
     @property
@@ -35,8 +36,8 @@ class SlabSection:
 
 def _section(plan, graph) -> SlabSection:
     layout = slab_layout(graph, plan)
-    steps = step_model(graph, plan.conflict_model)
-    first_all, last_all, step_name = steps.first, steps.last, steps.step_name
+    model = step_model(graph, plan.conflict_model)
+    first_all, last_all, step_name = model.first, model.last, model.step_name
     rows = np.asarray(layout.rows, dtype=np.int64)
     first = np.asarray(first_all, dtype=np.int64)[rows]
     last = np.asarray(last_all, dtype=np.int64)[rows]
@@ -46,7 +47,10 @@ def _section(plan, graph) -> SlabSection:
     np.add.at(delta, first, reserved)
     np.add.at(delta, last + 1, -reserved)
     live = np.cumsum(delta[:steps])
-    peak = int(np.argmax(live)) if steps else 0
+    # The live peak's node, in this model's steps (a DAG layer or the schedule step): every panel
+    # marks the same step.
+    node = graph_live_peak(graph).node
+    peak = min(model.node_step.get(node, int(np.argmax(live))), steps - 1) if node is not None else 0
     lanes = section_lanes(layout.target, (first <= peak) & (peak <= last))
     return SlabSection(first, last, step_name, live, peak, lanes)
 

@@ -26,6 +26,7 @@ from slabscope.app.views.common.rect_layer import RASTER_BOXES, RectLayer, pick_
 from slabscope.app.views.common.rich_text import ITEM_GAP, summary_line
 from slabscope.app.views.common.view_keys import (FIT_KEYS, bring_into_view, ZOOM_IN_KEYS, ZOOM_OUT_KEYS,
                                                   zoom_pan_key)
+from slabscope.app.views.common.peak_headline import graph_live_peak, use_live_peak
 from slabscope.app.views.slab.slab_lanes import LANE_FILL, lanes_legible, slab_layout
 from slabscope.app.views.slab.slab_section import section_lanes, slab_section
 
@@ -237,6 +238,7 @@ class SlabView(QWidget):
         for prepare in (buffer_fills, node_roles):  # colours and node roles too, on loading
             if prepare not in session.prepare_graphs:
                 session.prepare_graphs.append(prepare)
+        use_live_peak(session)  # the summary leads with it; the section opens at its step
         if graph_kinds not in session.prepare_graphs:  # the legend's kinds, on loading
             session.prepare_graphs.append(graph_kinds)
         session.sigGraphChanged.connect(self._graph_changed)
@@ -379,6 +381,10 @@ class SlabView(QWidget):
         self.tween.finish()
         self._layout_plan(new)
         self.animation.set_plan(new)
+        if self.animation.speed in SPEEDS:  # a plan's default speed is not the user's choice
+            self.speed.blockSignals(True)
+            self.speed.setCurrentIndex(SPEEDS.index(self.animation.speed))
+            self.speed.blockSignals(False)
         self._sync_replay_controls()
         if before and old is not None and new is not None and len(self._order) <= RASTER_BOXES:
             # New buffers grow from zero width where they land; known ones slide from where they were.
@@ -544,15 +550,16 @@ class SlabView(QWidget):
         self.slab_end.show()
         bound_items = self._mark_bound(plan)
         self._label_lines()
-        saved = plan.saved_bytes
-        share = saved / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
+        share = plan.saved_bytes / plan.no_reuse_bytes if plan.no_reuse_bytes else 0.0
         # Figures stay with their labels; the plain words after them may wrap, so the bar can
         # still be narrow, but not before the buffer count (a snapshot's "2,609 buffers" went
         # to a line of its own).
+        live = graph_live_peak(graph)
         self._plan_text = summary_line([
+            f"<b>live peak</b> {format_bytes(live.bytes)} at step {live.step:,}",
             f"<b>slab</b> {plan.slab_bytes:,} B ({format_bytes(plan.slab_bytes)})", *bound_items,
-            f"<b>without reuse</b> {plan.no_reuse_bytes:,} B",
-            f"<b>saved</b> {saved:,} B ({share:.1%})"]) + ITEM_GAP + \
+            f"<b>without reuse</b> {format_bytes(plan.no_reuse_bytes)} (the slab saves "
+            f"{share:.1%})"]) + ITEM_GAP + \
             f"{plan.algorithm}, {plan.conflict_model}&nbsp;conflicts,&nbsp;" + \
             f"{len(placements):,}&nbsp;buffers"
         self._lane_text = f", {lane_count:,} lanes (buffers reusing bytes stack upward)"
@@ -674,8 +681,8 @@ class SlabView(QWidget):
         self._target, self._lanes, self._live = target, lanes, live
         self.layer.set_geometry(*target)
         self.layer.set_emphasis(shown=live)
-        at_peak = " (the peak step)" if step == section.peak_step else \
-            f" (peak at step {section.peak_step:,})"
+        at_peak = " (the live-peak step)" if step == section.peak_step else \
+            f" (live peak at {section.step_name} {section.peak_step:,})"
         # The step is in the summary and the step box; beside a bar a few lanes high, a
         # vertical "live at 1,232" was cut to "live at 1,23".
         self.plot_widget.getPlotItem().setLabel("left", "live")
@@ -793,7 +800,11 @@ class SlabView(QWidget):
         return name
 
     def _clicked(self, name: str | None, modifiers) -> None:
-        self.session.pick_buffer(name, toggle=bool(modifiers & Qt.KeyboardModifier.ControlModifier))
+        toggle = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+        if name is not None and not toggle:  # one buffer chosen: every panel scrolls to it
+            self.session.selection_model.reveal("buffer", name)
+        else:
+            self.session.pick_buffer(name, toggle=toggle)
 
     def eventFilter(self, watched, event) -> bool:
         """Keys pressed over the plot zoom, pan or drive the replay."""

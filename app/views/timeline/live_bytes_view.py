@@ -1,7 +1,7 @@
 """The central panel for graphs that are only a chain of time steps: live bytes over time.
 
 The curve is the reserved bytes of the buffers live at each schedule step (`planner.conflicts.live_bytes`).
-Its peak is the serial model's lower bound; the plan's slab size is drawn across it, and for a
+Its maximum is the live peak (docs/peak.md), here also the lower bound; the plan's slab is drawn across it, and for a
 PyTorch snapshot so are the bytes PyTorch's caching allocator held reserved and live at each step.
 Pointing at a step hovers it, so the lifetime map marks it too.
 """
@@ -39,7 +39,7 @@ STAGED_BUFFERS = 10_000
 
 
 class LiveBytesView(QWidget):
-    """Live bytes per schedule step, with the peak (the lower bound) and the slab marked."""
+    """Live bytes per schedule step, with the live peak (the lower bound) and the slab marked."""
 
     def __init__(self, session, parent: QWidget | None = None):
         super().__init__(parent)
@@ -147,7 +147,7 @@ class LiveBytesView(QWidget):
         plot.addItem(pg.ScatterPlotItem(x=[curve.peak_step + 0.5], y=[float(curve.peak)],
                                         symbol="t", size=12, brush=pg.mkBrush(BOUND_COLOR),
                                         pen=pg.mkPen(None)))
-        self._level(plot, curve.peak, BOUND_COLOR, "peak = lower bound")
+        self._level(plot, curve.peak, BOUND_COLOR, "live peak = lower bound")
         self.follow_plan()
 
     def follow_plan(self, *_) -> None:
@@ -190,9 +190,9 @@ class LiveBytesView(QWidget):
         # The summary is the key to the curves' colours: a legend inside would cover the curve.
         parts = [f"<b>{len(curve.bytes):,} steps</b> &nbsp; "
                  f"<b style='color:{LIVE_COLOR.name()}'>live bytes</b> of the planned buffers, "
-                 f"<b style='color:{BOUND_COLOR.name()}'>peak</b> {curve.peak:,} B "
+                 f"<b style='color:{BOUND_COLOR.name()}'>live peak</b> {curve.peak:,} B "
                  f"({format_bytes(curve.peak)}) at step {curve.peak_step:,} ({step}), "
-                 "the least slab any plan can have"]
+                 "the lower bound: the least slab any plan can have"]
         if plan is not None:
             over = plan.slab_bytes / curve.peak - 1 if curve.peak else 0.0
             which = ("slab of search's best plan so far (provisional)"
@@ -201,9 +201,9 @@ class LiveBytesView(QWidget):
                          f"{plan.slab_bytes:,} B "
                          f"({format_bytes(plan.slab_bytes)}), {over:.1%} above it")
         if trace is not None:
-            parts.append(f"<b style='color:{RESERVED_COLOR.name()}'>PyTorch reserved</b> peak "
-                         f"{format_bytes(trace.peak_reserved_bytes)} · "
-                         f"<b style='color:{ALLOCATED_COLOR.name()}'>live</b> peak "
+            parts.append(f"<b style='color:{RESERVED_COLOR.name()}'>PyTorch reserved</b> "
+                         f"{format_bytes(trace.peak_reserved_bytes)} (recorded) · "
+                         f"<b style='color:{ALLOCATED_COLOR.name()}'>PyTorch allocated</b> at most "
                          f"{format_bytes(trace.peak_allocated_bytes)}")
         return " &nbsp; ".join(parts)
 

@@ -1,0 +1,45 @@
+"""Names that tell what a buffer is: its own name and the op of the node that first uses it
+("r82 · Concat"), shortened at the end, never in the middle (the whole name is on hover)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from slabscope import planner
+from slabscope.app.state.identity_cache import IdentityCache
+
+SEPARATOR = " · "
+
+
+def _first_ops(graph: planner.Graph) -> tuple[str, ...]:
+    """Per buffer, the op of the node that first uses it in the schedule ("" where unknown);
+    the same node `analysis.peak` attributes it to."""
+    if not any(node.op for node in graph.nodes):
+        return ("",) * len(graph.buffers)
+    model = planner.conflict_model(graph, "serial")
+    first, _ = model.use_steps()
+    producers = np.asarray(model.schedule, dtype=np.int64)[np.asarray(first, dtype=np.int64)]
+    return tuple(graph.nodes[int(n)].op or "" for n in producers)
+
+
+# Found by the loading worker (`use_buffer_ops`), never on the GUI thread.
+buffer_ops = IdentityCache(_first_ops, size=2)
+
+
+def use_buffer_ops(session) -> None:
+    """Have the loading worker find each graph's buffer ops as it loads."""
+    if buffer_ops not in session.prepare_graphs:
+        session.prepare_graphs.append(buffer_ops)
+
+
+def readable_name(graph: planner.Graph, name: str) -> str:
+    """`name`, with the op that makes it where the graph knows one: "r82 · Concat"."""
+    index = graph.buffer_index.get(name)
+    op = buffer_ops(graph)[index] if index is not None else ""
+    return f"{name}{SEPARATOR}{op}" if op and op not in name else name
+
+
+def shortened(metrics, text: str, width: int) -> str:
+    """`text` cut at its end to fit `width` pixels."""
+    return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)

@@ -1,0 +1,177 @@
+"""`explain`: why a graph needs the memory it needs, and what would make it need less.
+
+It answers with the figures of docs/peak.md, each measured on the graph's own schedule:
+
+- the **live peak** (`analysis.peak`): the most bytes live at once and the first step where it
+  is reached, with every buffer live there, largest first, and grouped by op, kind, module or
+  frame (each grouping adds up to the live peak);
+- the **slab** of a static plan, the **lower bound** (no plan is smaller) and their gap;
+- **reserved**: what PyTorch's caching allocator would hold on the same order (the model), and
+  for a snapshot also what it held when recorded;
+- the **levers**: each one run, never estimated. `order` schedules the graph for the least live
+  peak (where its DAG allows another order), `packing` plans with search instead of the chosen
+  placer, `allocator` replays with `expandable_segments:True`. A lever that cannot apply to the
+  input is absent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..allocator.allocator_replay import replay_graph
+from ..allocator.caching_allocator import AllocatorSettings
+from ..conflicts.conflict_model import conflict_model, default_conflicts
+from ..model.graph import Graph
+from ..model.plan import Plan
+from ..placement.greedy import first_fit
+from ..placement.search import default_iterations, search
+from ..schedule.scheduling import fixed_reason, schedule
+from ..support.cancel import NEVER, CancelToken
+from ..support.gc_pause import paused_collection
+from .peak import GROUPINGS, Group, LivePeak, group, key_of, live_peak, supported_groupings
+
+# Seconds each measured lever that searches (order, packing) may spend by default: together with
+# the rest, a 62k-buffer trace is explained in under 10 s on 2 cores.
+DEFAULT_LEVER_BUDGET = 2.0
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One way to need less memory, with what it gave when it was run."""
+
+    lever: str          # "order", "packing" or "allocator"
+    bytes_after: int    # the figure the lever changes, after it was applied
+    saving_bytes: int   # that figure before, minus after (negative: the lever made it worse)
+    how: str            # what was run, and against what
+
+    def to_dict(self) -> dict:
+        """The lever as JSON-ready keys."""
+        return {"lever": self.lever, "bytes_after": self.bytes_after,
+                "saving_bytes": self.saving_bytes, "how": self.how}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The live peak of a graph, who is live there, the slab, bound and reserved figures, and the
+    measured levers (largest saving first)."""
+
+    graph: Graph
+    peak: LivePeak
+    groups: dict[str, tuple[Group, ...]]  # grouping -> groups, for the groupings the input has
+    conflicts: str
+    algorithm: str
+    slab_bytes: int
+    lower_bound_bytes: int
+    reserved_bytes: int                   # the caching-allocator model on the schedule
+    recorded_reserved_bytes: int | None   # a snapshot's recorded reserved peak
+    levers: tuple[Lever, ...]
+
+    @property
+    def gap(self) -> float:
+        """How far the slab lies above the lower bound: slab / bound - 1 (0 when both are 0)."""
+        return self.slab_bytes / self.lower_bound_bytes - 1 if self.lower_bound_bytes else 0.0
+
+    def rows(self) -> list[dict]:
+        """Every buffer live at the peak, largest first, as JSON-ready keys: name, reserved bytes,
+        kind, op, module or frame where the input knows them, first and last schedule step."""
+        graph = self.graph
+        first, last = conflict_model(graph, "serial").use_steps()
+        keys = {name: key_of(graph, name) for name in ("module", "frame") if name in self.groups}
+        rows = []
+        for b, n in zip(self.peak.buffers, self.peak.producers):
+            row = {"name": graph.buffers[b].name, "bytes": graph.reserved[b],
+                   "kind": graph.buffers[b].kind, "op": graph.nodes[n].op or None}
+            row.update((name, key(b, n)) for name, key in keys.items())
+            row["first_step"], row["last_step"] = int(first[b]), int(last[b])
+            rows.append(row)
+        return rows
+
+    def to_dict(self) -> dict:
+        """Everything as JSON-ready keys (docs/peak.md lists them)."""
+        return {
+            "file": self.graph.name,
+            "conflicts": self.conflicts,
+            "peak_live_bytes": self.peak.bytes,
+            "peak_step": self.peak.step,
+            "peak_node": self.peak.node,
+            "live_at_peak": self.rows(),
+            "groups": {name: [{"key": g.key, "bytes": g.bytes, "count": g.count} for g in groups]
+                       for name, groups in self.groups.items()},
+            "slab_bytes": self.slab_bytes,
+            "algorithm": self.algorithm,
+            "lower_bound_bytes": self.lower_bound_bytes,
+            "gap": self.gap,
+            "reserved_bytes": self.reserved_bytes,
+            "recorded_reserved_bytes": self.recorded_reserved_bytes,
+            "levers": [lever.to_dict() for lever in self.levers],
+        }
+
+
+def explain(graph: Graph, plan: Plan | None = None, *, conflicts: str | None = None,
+            levers: bool = True, budget: float = DEFAULT_LEVER_BUDGET, seed: int = 0,
+            cancel: CancelToken = NEVER) -> Explanation:
+    """Explain `graph`'s memory: its live peak and who is live there, the slab of `plan` (default:
+    first fit in the file's request order under `conflicts`, else the graph's own model), the
+    lower bound, the caching allocator's reserved bytes, and (unless `levers` is False) each
+    lever's measured saving. `budget` is the seconds each searching lever may spend; `seed`
+    makes them reproducible."""
+    conflicts = plan.conflict_model if plan is not None else conflicts or default_conflicts(graph)
+    peak = live_peak(graph)
+    groups = {name: group(graph, peak, name) for name in GROUPINGS
+              if name in supported_groupings(graph)}
+    cancel.check()
+    with paused_collection():
+        model = conflict_model(graph, conflicts)
+        chosen = plan if plan is not None else first_fit(graph, model, graph.request_order(None),
+                                                         None, 0.0, cancel=cancel)
+        bound = model.lower_bound(cancel)
+    cancel.check()
+    replay = replay_graph(graph)
+    recorded = graph.allocator.peak_reserved_bytes if graph.allocator is not None else None
+    found: list[Lever] = []
+    if levers and graph.buffers:
+        found += _order_lever(graph, peak, budget, seed, cancel)
+        if not chosen.algorithm.startswith("search"):  # a searched plan names how it began
+            found += _packing_lever(graph, model, chosen, budget, seed, cancel)
+        found += _allocator_lever(graph, replay.peak_reserved_bytes, cancel)
+    found.sort(key=lambda lever: (-lever.saving_bytes, lever.lever))
+    return Explanation(graph, peak, groups, conflicts, chosen.algorithm, chosen.slab_bytes, bound.bytes,
+                       replay.peak_reserved_bytes, recorded, tuple(found))
+
+
+def _order_lever(graph: Graph, peak: LivePeak, budget: float, seed: int,
+                 cancel: CancelToken) -> list[Lever]:
+    """The best execution order's live peak against the given order's (absent on a chain)."""
+    if fixed_reason(graph) is not None:
+        return []
+    cancel.check()
+    best = schedule(graph, seed=seed, budget=budget, cancel=cancel)
+    return [Lever("order", best.peak_bytes, peak.bytes - best.peak_bytes,
+                  f"the best execution order found ({best.source}, {best.proof or 'no bound'}) "
+                  f"against the given order's live peak")]
+
+
+def _packing_lever(graph: Graph, model, chosen, budget: float, seed: int,
+                   cancel: CancelToken) -> list[Lever]:
+    """Search's slab against the chosen placer's, under the same conflict model."""
+    cancel.check()
+    with paused_collection():
+        steps = default_iterations(graph, model)
+        found = search(graph, model, graph.request_order(None), None, budget, cancel=cancel,
+                       seed=seed, iterations=steps)
+    done = f"{found.iterations:,} steps" if found.iterations is not None else "its budget"
+    return [Lever("packing", found.slab_bytes, chosen.slab_bytes - found.slab_bytes,
+                  f"search (seed {seed}, {done}) against {chosen.algorithm}'s slab")]
+
+
+def _allocator_lever(graph: Graph, reserved: int, cancel: CancelToken) -> list[Lever]:
+    """The caching allocator's reserved peak with expandable segments against the default."""
+    cancel.check()
+    expandable = replay_graph(graph, AllocatorSettings(expandable_segments=True))
+    return [Lever("allocator", expandable.peak_reserved_bytes,
+                  reserved - expandable.peak_reserved_bytes,
+                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, against the default "
+                  "settings' reserved peak (the allocator model, same order)")]
+
+
+__all__ = ["DEFAULT_LEVER_BUDGET", "Explanation", "Lever", "explain"]

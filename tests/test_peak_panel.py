@@ -1,0 +1,125 @@
+"""The Peak panel: the live peak and who is live there at once, groupings adding up, levers
+measured by `planner.explain`, and a row that reveals its buffer in every panel."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from slabscope import planner
+from slabscope.app.state.session import Session
+from slabscope.app.views.panels.peak_panel import NAME_ROLE, PeakPanel
+from slabscope.planner.analysis.peak import live_peak
+from tests.examples import DIAMOND, RELU_UNFUSED
+from tests.qt_waits import settled
+
+
+def _panel(qtbot, path, appliers=None):
+    session = Session()
+    session.set_graph(planner.load(path), path)
+    panel = PeakPanel(session, appliers=appliers)
+    qtbot.addWidget(panel)
+    return session, panel
+
+
+def test_the_ranked_list_is_who_is_live_at_the_live_peak(qtbot):
+    session, panel = _panel(qtbot, RELU_UNFUSED)
+    live = live_peak(session.graph)
+    names = [panel.rows.topLevelItem(i).data(0, NAME_ROLE)
+             for i in range(panel.rows.topLevelItemCount())]
+    assert names == [session.graph.buffers[b].name for b in live.buffers]
+    assert "live peak 1.14 MiB at step 1 (lt_matmul)" in panel.headline.text()
+    assert panel.rows.topLevelItem(0).text(3) == "matmul"  # the op that makes it
+
+
+def test_grouping_by_op_adds_up_to_the_live_peak(qtbot):
+    session, panel = _panel(qtbot, RELU_UNFUSED)
+    panel.grouping.setCurrentText("op")
+    counts = [int(panel.rows.topLevelItem(i).text(2).split()[0])
+              for i in range(panel.rows.topLevelItemCount())]
+    assert sum(counts) == len(live_peak(session.graph).buffers)
+    assert {panel.rows.topLevelItem(i).text(3)
+            for i in range(panel.rows.topLevelItemCount())} == {"matmul", "upload"}
+
+
+def test_selecting_a_row_reveals_the_buffer_everywhere(qtbot):
+    session, panel = _panel(qtbot, RELU_UNFUSED)
+    revealed = []
+    session.selection_model.sigReveal.connect(lambda kind, name: revealed.append((kind, name)))
+    panel.rows.setCurrentItem(panel.rows.topLevelItem(1))
+    name = panel.rows.topLevelItem(1).data(0, NAME_ROLE)
+    assert revealed == [("buffer", name)] and session.selection == (name,)
+
+
+def test_levers_are_the_measured_ones_with_a_button_that_applies_a_saving(qtbot):
+    applied = []
+    session, panel = _panel(qtbot, DIAMOND, {"order": lambda: applied.append("order"),
+                                             "packing": lambda: applied.append("packing"),
+                                             "allocator": lambda: applied.append("allocator")})
+    found = panel.explanation
+    assert found is not None and found.slab_bytes == session.plan.slab_bytes
+    shown = [panel.levers.topLevelItem(i).text(0) for i in range(panel.levers.topLevelItemCount())]
+    assert shown == [lever.lever for lever in found.levers]
+    for i, lever in enumerate(found.levers):
+        button = panel.levers.itemWidget(panel.levers.topLevelItem(i), 3)
+        assert (button is not None) == (lever.saving_bytes > 0)
+        if button is not None:
+            button.click()
+            assert applied[-1] == lever.lever
+
+
+def test_the_window_shows_the_peak_tab_in_front_and_a_slab_click_reveals(qtbot):
+    from slabscope.app.window import MainWindow
+
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    assert win.open_path(RELU_UNFUSED)
+    win.show()
+    settled(qtbot, win)
+    qtbot.waitUntil(lambda: win.peak_panel.explanation is not None, timeout=10000)
+    assert not win.peak_panel.visibleRegion().isEmpty()
+    revealed = []
+    win.session.selection_model.sigReveal.connect(lambda kind, name: revealed.append(name))
+    win.slab_view._clicked("w", Qt.KeyboardModifier.NoModifier)
+    assert revealed == ["w"] and win.session.selection == ("w",)
+
+
+def test_a_peak_row_scrolls_the_request_list_and_the_inspector_to_its_buffer(qtbot):
+    from slabscope.app.window import MainWindow
+
+    # A chain of 300 buffers growing in size: the live peak is at the end of every list.
+    count = 300
+    data = {"nodes": [f"n{i}" for i in range(count + 1)],
+            "edges": [[f"n{i}", f"n{i + 1}"] for i in range(count)],
+            "buffers": [{"name": f"b{i}", "bytes": 4096 * (i + 1), "uses": [f"n{i}", f"n{i + 1}"]}
+                        for i in range(count)]}
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    win.show()
+    win.session.set_graph(planner.graph_from_dict(data))
+    settled(qtbot, win)
+    panel = win.peak_panel
+    item = panel.rows.topLevelItem(0)
+    name = item.data(0, NAME_ROLE)
+    assert name == f"b{count - 1}"
+    panel.rows.setCurrentItem(item)
+    assert win.session.selection == (name,)
+    requests = win.request_list.view
+    row = requests.model().names().index(name)
+    assert requests.viewport().rect().contains(requests.visualRect(requests.model().index(row)))
+    win.docks["inspector"].raise_()
+    qtbot.waitUntil(lambda: win.inspector.table.isVisible())
+    table = win.inspector.table
+    assert table.verticalScrollBar().value() > 0
+
+
+def test_a_row_chosen_in_the_request_list_or_inspector_is_revealed_everywhere(window):
+    revealed = []
+    window.session.selection_model.sigReveal.connect(lambda kind, name: revealed.append(name))
+    requests = window.request_list.view
+    requests.setCurrentIndex(requests.model().index(requests.model().names().index("t1")))
+    assert revealed[-1] == "t1" and window.session.selection == ("t1",)
+    table = window.inspector.table
+    row = next(r for r in range(table.model().rowCount())
+               if table.model().index(r, 0).data() == "y")
+    table.selectRow(row)
+    assert revealed[-1] == "y" and window.session.selection == ("y",)
