@@ -9,14 +9,29 @@ import numpy as np
 from slabscope import planner
 from slabscope.planner import Graph, Plan
 
-from .binding import Staging, bind, build_steps
+from .binding import Staging, bind
 from .execute_order import execute_order
-from .report import Clobbered, RunVerification
+from .program import BUILTIN
+from .report import Clobbered, ModelCheck, RunVerification
+
+# Relative tolerance by element size of floating dtypes: the same kernels on differently aligned
+# data (or another backend's kernels) may round differently; 8-bit floats keep 3 mantissa bits.
+_FLOAT_TOLERANCE = {1: 0.125, 2: 1e-2}
+_DEFAULT_FLOAT_TOLERANCE = 1e-4
+_HALF_WIDTH = ("float16", "bfloat16", "complex32")
 
 
 def tolerance_for(dtype) -> float:
-    """Relative tolerance for comparing results of the same kernels on differently aligned data."""
-    return 1e-2 if np.dtype(dtype).itemsize <= 2 else 1e-4
+    """Relative tolerance for comparing results of dtype `dtype` (a NumPy dtype or a dtype
+    name such as "bfloat16"): integers and booleans compare exactly."""
+    name = str(dtype)
+    if name == "bool" or name.startswith(("int", "uint")):
+        return 0.0
+    if name.startswith("float8"):
+        return _FLOAT_TOLERANCE[1]
+    if name in _HALF_WIDTH:
+        return _FLOAT_TOLERANCE[2]
+    return _FLOAT_TOLERANCE.get(np.dtype(name).itemsize, _DEFAULT_FLOAT_TOLERANCE)
 
 
 def max_abs_diff(actual: np.ndarray, expected: np.ndarray) -> float:
@@ -33,10 +48,41 @@ def max_abs_diff(actual: np.ndarray, expected: np.ndarray) -> float:
         return float(np.max(np.abs(np.where(finite, a - e, 0.0))))
 
 
-def _limit(expected: np.ndarray) -> float:
-    finite = expected[np.isfinite(expected)]  # an infinite scale would excuse any difference
+def _limit(expected: np.ndarray, dtype=None) -> float:
+    """The largest difference allowed against `expected`, whose dtype in the graph is `dtype`
+    (default: its own; bfloat16 is staged as float32 but keeps bfloat16's tolerance)."""
+    values = expected.astype(np.float64) if expected.dtype.kind in "biu" else expected
+    finite = values[np.isfinite(values)]  # an infinite scale would excuse any difference
     scale = float(np.max(np.abs(finite))) if finite.size else 0.0
-    return tolerance_for(expected.dtype) * (1.0 + scale)
+    return tolerance_for(expected.dtype if dtype is None else dtype) * (1.0 + scale)
+
+
+def compare_outputs(produced: dict, expected: dict, dtypes: dict
+                    ) -> tuple[float, list[str], tuple[tuple[str, float], ...]]:
+    """(largest difference, names beyond their limit, (dtype, tolerance) of the dtypes seen)
+    of `produced` against `expected` host arrays, by name; `dtypes` gives each one's dtype."""
+    worst, differing, seen = 0.0, [], {}
+    for name, want in expected.items():
+        dtype = dtypes.get(name) or str(want.dtype)
+        seen.setdefault(dtype, tolerance_for(dtype))
+        have = produced[name]
+        if have.shape != want.shape:
+            worst = float("inf")
+            differing.append(name)
+            continue
+        diff = output_diff(have, want)
+        worst = max(worst, diff)
+        if diff > _limit(want, dtype):
+            differing.append(name)
+    return worst, differing, tuple(sorted(seen.items()))
+
+
+def model_check(reference: str, produced: dict, expected: dict, dtypes: dict,
+                started: float) -> ModelCheck:
+    """A `ModelCheck` of `produced` against `expected` (outputs by name), timed from `started`."""
+    worst, differing, tolerances = compare_outputs(produced, expected, dtypes)
+    return ModelCheck(reference, not differing, worst, tolerances, tuple(differing),
+                      len(expected), time.perf_counter() - started)
 
 
 def output_diff(produced: np.ndarray, expected: np.ndarray) -> float:
@@ -47,13 +93,13 @@ def output_diff(produced: np.ndarray, expected: np.ndarray) -> float:
     return max_abs_diff(produced, expected)
 
 
-def reference_run(backend, graph: Graph, staging: Staging, cancel=None):
+def reference_run(backend, graph: Graph, staging: Staging, cancel=None, program=BUILTIN):
     """Run `graph` with one allocation per buffer in its default order.
 
     Returns the read-back outputs and, per (node, input buffer), what that node read.
     """
     binding = bind(backend, graph, None)
-    steps = build_steps(backend, graph, binding, execute_order(graph), staging)
+    steps = program.build_steps(backend, graph, binding, execute_order(graph), staging)
     reads = {}
     for step in steps:
         if cancel is not None:
@@ -66,23 +112,21 @@ def reference_run(backend, graph: Graph, staging: Staging, cancel=None):
 
 
 def verify_run(backend, graph: Graph, plan: Plan | None, binding, steps, staging: Staging,
-               cancel=None) -> RunVerification:
+               cancel=None, program=BUILTIN, model: ModelCheck | None = None) -> RunVerification:
     """Compare the slab run's read-back outputs (already in `staging`) with a reference run.
 
     Then run `steps` once more, checking every input against what the reference read there and
     restoring it when it differs, so the buffers named clobbered are the ones the plan let
-    another buffer overwrite, not their downstream consequences.
+    another buffer overwrite, not their downstream consequences. `model` (the check against
+    the model's own reference, made before) joins the verdict.
     """
     started = time.perf_counter()
     produced = {n: a.copy() for n, a in staging.outputs.items()}
-    expected, reads = reference_run(backend, graph, staging.fresh_outputs(), cancel)
-    worst, differing, limit = 0.0, [], 0.0
-    for name, want in expected.items():
-        diff = output_diff(produced[name], want)
-        worst = max(worst, diff)
-        limit = max(limit, _limit(want))
-        if diff > _limit(want):
-            differing.append(name)
+    expected, reads = reference_run(backend, graph, staging.fresh_outputs(), cancel, program)
+    dtypes = {b.name: b.dtype for b in graph.buffers}
+    worst, differing, tolerances = compare_outputs(produced, expected, dtypes)
+    limit = max((_limit(want, dtypes.get(name)) for name, want in expected.items()),
+                default=0.0)
     clobbered = []
     for step in steps:
         if cancel is not None:
@@ -91,7 +135,7 @@ def verify_run(backend, graph: Graph, plan: Plan | None, binding, steps, staging
             want = reads[(step.node.name, name)]
             have = backend.to_host(binding.views[name])
             diff = max_abs_diff(have, want)
-            if diff > _limit(want):
+            if diff > _limit(want, dtypes.get(name)):
                 clobbered.append(Clobbered(name, step.node.name, diff))
                 backend.upload(binding.views[name], want)
         step.launch()
@@ -100,6 +144,8 @@ def verify_run(backend, graph: Graph, plan: Plan | None, binding, steps, staging
     if plan is not None and plan.conflict_model != "dag":
         unsafe = planner.verify(graph, plan, conflicts=planner.DagConflicts(graph)).clobbered
     return RunVerification(
-        ok=not differing and not clobbered, max_abs_diff=worst, tolerance=limit,
-        differing=tuple(differing), clobbered=tuple(clobbered), unsafe_pairs=tuple(unsafe),
-        seconds=time.perf_counter() - started)
+        ok=not differing and not clobbered and (model is None or model.ok),
+        max_abs_diff=worst, tolerance=limit, differing=tuple(differing),
+        clobbered=tuple(clobbered), unsafe_pairs=tuple(unsafe),
+        seconds=time.perf_counter() - started + (model.seconds if model else 0.0),
+        tolerances=tolerances, model=model)
