@@ -23,7 +23,7 @@ from slabscope.planner import Graph, PlanError
 from slabscope.planner.formats.onnx_import import load_onnx, node_names, read_model
 
 from .binding import Staging, Step, operand_overlaps
-from .verification import model_check
+from .comparison import model_check
 
 # Upper bound (exclusive) for an integer input no op bounds: small non-negative values.
 DEFAULT_INTEGER_HIGH = 8

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from slabscope.planner import Graph
 
-from . import binding as builtin
+from .binding import Binding, Staging, Step, build_steps, check_executable, stage
 
 
 class Program(Protocol):
@@ -28,15 +28,15 @@ class Program(Protocol):
     def check(self, graph: Graph) -> None:
         """Raise `PlanError` naming the first node or buffer that keeps `graph` from running."""
 
-    def stage(self, graph: Graph) -> builtin.Staging:
+    def stage(self, graph: Graph) -> Staging:
         """Host data for the upload nodes and host space for the readback nodes."""
 
-    def build_steps(self, backend, graph: Graph, binding: builtin.Binding, order,
-                    staging: builtin.Staging) -> list[builtin.Step]:
+    def build_steps(self, backend, graph: Graph, binding: Binding, order,
+                    staging: Staging) -> list[Step]:
         """The nodes in `order` bound to `binding`'s views."""
 
-    def reference(self, backend, graph: Graph, binding: builtin.Binding,
-                  staging: builtin.Staging):
+    def reference(self, backend, graph: Graph, binding: Binding,
+                  staging: Staging):
         """The slab's outputs against the model's own reference (a `ModelCheck`), or None."""
 
 
@@ -48,13 +48,13 @@ class BuiltinProgram:
     backends = ("cupy", "numpy")
 
     def check(self, graph: Graph) -> None:
-        builtin.check_executable(graph)
+        check_executable(graph)
 
-    def stage(self, graph: Graph) -> builtin.Staging:
-        return builtin.stage(graph)
+    def stage(self, graph: Graph) -> Staging:
+        return stage(graph)
 
     def build_steps(self, backend, graph, binding, order, staging):
-        return builtin.build_steps(backend, graph, binding, order, staging)
+        return build_steps(backend, graph, binding, order, staging)
 
     def reference(self, backend, graph, binding, staging):
         return None  # the per-buffer run is the only reference a built-in graph has
@@ -118,7 +118,7 @@ def run_unavailable(graph: Graph, path: Path | None) -> str | None:
     from slabscope.planner import PlanError
 
     try:
-        builtin.check_executable(graph)
+        check_executable(graph)
     except PlanError as exc:
         return str(exc)
     return None

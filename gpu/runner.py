@@ -16,7 +16,8 @@ from pathlib import Path
 from slabscope import planner
 from slabscope.planner import Graph, Plan, PlanError
 
-from .backends import SlabAllocationError, memory_pool_bytes, select_backend
+from .backend_choice import select_backend
+from .backends import SlabAllocationError, memory_pool_bytes
 from .binding import bind
 from .execute_order import execute_order
 from .program import program_for
@@ -33,11 +34,15 @@ class RunCancelled(Exception):
 
 def _compile(source, order_names, conflicts: str, model, include_weights: bool):
     """(graph, launch order, program): the graph read and checked, its model loaded."""
-    graph = planner.load(source, include_weights=include_weights) \
-        if isinstance(source, (str, Path)) else replace(source)
+    if isinstance(source, (str, Path)):
+        graph = planner.load(source, include_weights=bool(include_weights))
+    else:
+        graph = replace(source)
+        if include_weights is None:
+            include_weights = any(b.kind == "weight" for b in graph.buffers)
     # The closure (or intervals) the planner needs; replace() dropped any cached copy.
     planner.conflict_model(graph, conflicts).prepare()
-    program = program_for(source, model, include_weights)
+    program = program_for(source, model, bool(include_weights))
     program.check(graph)
     return graph, execute_order(graph, order_names), program
 
@@ -106,13 +111,15 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
         conflicts: str = "dag", request_order=None, capacity: int | None = None,
         execute_order_names=None, plan: Plan | None = None, layout: str = "slab",
         verify: bool = True, measure_memory: bool = True, replay: bool = True,
-        progress=None, cancelled=None, model=None, include_weights: bool = False) -> RunReport:
+        progress=None, cancelled=None, model=None,
+        include_weights: bool | None = None) -> RunReport:
     """Execute `source` (a graph file path or a `Graph`) and report what every phase took.
 
     A `.pt2` or `.onnx` source (or a `Graph` read from the file `model`) runs with its own
     framework, one node at a time over views of the slab, and is also checked against the
-    model's own reference; `include_weights` says whether the graph has the weights in the
-    slab (it must match how the graph was read).
+    model's own reference; `include_weights` says whether the weights are in the slab (default:
+    for a file, no; for a `Graph`, whether it has weight buffers, as the importers make them
+    only then).
 
     The plan comes from `planner.plan(graph, algorithm, request_order, capacity, conflicts)` unless
     `plan` is given (then search only checks it against the graph). `layout="per-buffer"` gives

@@ -25,7 +25,7 @@ from slabscope.planner.formats.torch_export_import import load_pt2
 
 from .binding import Staging, Step, operand_overlaps
 from .torch_backend import host_dtype, require_torch, torch_dtype
-from .verification import model_check
+from .comparison import model_check
 
 # Upper bound (exclusive) for an integer input no op bounds: small non-negative values.
 DEFAULT_INTEGER_HIGH = 8
