@@ -3,7 +3,7 @@
 Each node gets an evaluator of its own (at the model's opsets), fed the NumPy views of its
 inputs in the slab, or the constants the importer folded away (initializers and what is
 computed only from them, evaluated once here); its results are copied into its outputs' views,
-and the copy is timed with the node. Graph inputs are random, seeded by name, in their declared
+and the copy is timed with the node (a result that no node reads is dropped). Graph inputs are random, seeded by name, in their declared
 dtype and shape: integer inputs stay below the size of what they index, and inputs that feed
 a normalisation's variance are positive. The model's own reference is the whole model in one
 reference evaluator on the same inputs.
@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from slabscope.planner import Graph, PlanError
-from slabscope.planner.formats.onnx_import import load_onnx, node_names, read_model
+from slabscope.planner.formats.onnx_import import (load_onnx, node_names, read_model,
+                                                    subgraph_reads)
 
 from .binding import Staging, Step, operand_overlaps
 from .comparison import model_check
@@ -76,8 +77,14 @@ class OnnxProgram:
         if name not in self._evaluators:
             from onnx.reference import ReferenceEvaluator
 
+            from onnx import helper
+
+            # a graph of the one node, so the evaluator takes the op at the model's opset
+            graph = helper.make_graph(
+                [node], name, [helper.make_empty_tensor_value_info(t) for t in _reads(node)],
+                [helper.make_empty_tensor_value_info(t) for t in node.output if t])
             try:
-                self._evaluators[name] = ReferenceEvaluator(node, opsets=self.opsets)
+                self._evaluators[name] = ReferenceEvaluator(graph, opsets=self.opsets)
             except Exception as exc:  # no implementation of the op, or an invalid node
                 raise PlanError(f"node {name!r} ({node.op_type}) cannot run: onnx.reference: "
                                 f"{_first_line(exc)}") from None
@@ -93,7 +100,7 @@ class OnnxProgram:
             name = node.name or f"{node.op_type}_{i}"
             evaluator = self._evaluator(node, name)
             try:
-                results = evaluator.run(None, {t: constants[t] for t in node.input if t})
+                results = evaluator.run(None, {t: constants[t] for t in _reads(node)})
             except Exception as exc:  # the evaluator's own failure on this node
                 raise PlanError(f"node {name!r} ({node.op_type}) cannot run: "
                                 f"{_first_line(exc)}") from None
@@ -190,10 +197,13 @@ class OnnxProgram:
             else:
                 proto = self.nodes[node.name]
                 feeds = {t: views[t] if t in views else self.constants[t]
-                         for t in proto.input if t}
+                         for t in _reads(proto)}
                 evaluator = self._evaluator(proto, node.name)
+                # a result no node reads (Dropout's mask) is dropped: its size may be a guess
+                kept = tuple(t if t in views and len(graph.buffer(t).uses) > 1 else ""
+                             for t in proto.output)
                 launch = functools.partial(_run_node, evaluator, feeds, node.name, node.op,
-                                           views, tuple(proto.output), [])
+                                           views, kept, [])
             steps.append(Step(node, launch, 0, moved))
         return steps
 
@@ -220,6 +230,11 @@ class OnnxProgram:
                 dtypes[name] = graph.buffer(name).dtype
         return model_check("the whole model in onnx.reference", produced, wanted, dtypes,
                            started)
+
+
+def _reads(node) -> tuple[str, ...]:
+    """What `node` reads: its inputs, then what its subgraphs read of the enclosing graph."""
+    return tuple(dict.fromkeys([t for t in node.input if t] + list(subgraph_reads(node))))
 
 
 def _run_node(evaluator, feeds: dict, name: str, op: str, views: dict, outputs, checked: list

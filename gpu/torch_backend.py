@@ -14,7 +14,7 @@ import numpy as np
 
 from slabscope.planner import PlanError
 
-from .backends import DevicePeak, KernelClock, SlabAllocationError, _host_name
+from .backends import DevicePeak, KernelClock, _host_name
 
 # Slab sizes are rounded up to this, so one allocation can be seen as any dtype (largest 16 B).
 _SLAB_ROUNDING = 64
@@ -158,10 +158,12 @@ class _CudaEventClock(KernelClock):
 
 class TorchCudaBackend(TorchBackend):
     """Device execution: CuPy allocates the slab, torch sees it through DLPack (no copy) and runs
-    the kernels on the current stream; CUDA events time each node."""
+    the kernels on the current stream; CUDA events time each node.
+
+    Allocations are not refused: a node without an `out=` overload computes its result in
+    torch's allocator before the copy into the slab, and torch's peak is reported instead."""
 
     name = "torch-cuda"
-    refuses_allocations = True
     clock_name = "CUDA events around each kernel"
     replay_unavailable = "CUDA graph replay is measured for the built-in ops only"
 
@@ -181,21 +183,15 @@ class TorchCudaBackend(TorchBackend):
         if size > free:
             raise PlanError(f"out of memory: the slab needs {nbytes:,} bytes, the device has "
                             f"{free:,} free")
-        memory = cupy.empty(size, dtype=cupy.uint8)
+        try:
+            memory = cupy.empty(size, dtype=cupy.uint8)
+        except cupy.cuda.memory.OutOfMemoryError:
+            raise PlanError(f"out of memory: the slab needs {nbytes:,} bytes, the device has "
+                            f"{self.free_bytes():,} free") from None
         tensor = self.torch.from_dlpack(memory)
         if tensor.data_ptr() != memory.data.ptr:
             raise PlanError("DLPack gave torch a copy of the slab, not the slab itself")
         return tensor
-
-    def upload(self, view, host) -> None:
-        """Copy host array `host` into `view` (through pinned-free pageable memory, blocking)."""
-        source = host if isinstance(host, self.torch.Tensor) else \
-            self.torch.from_numpy(np.ascontiguousarray(host))
-        view.copy_(source.reshape(view.shape).to(view.dtype))
-
-    def readback(self, view, host) -> None:
-        """Copy `view` into host NumPy array `host`."""
-        self.torch.from_numpy(host).copy_(view)
 
     def synchronize(self) -> None:
         """Wait for all queued work on the device."""
@@ -205,27 +201,14 @@ class TorchCudaBackend(TorchBackend):
         """CUDA-event clock for `count` kernels."""
         return _CudaEventClock(self.torch, count)
 
-    @contextlib.contextmanager
-    def no_allocations(self):
-        """Raise `SlabAllocationError` when torch's caching allocator grew during the block
-        (torch cannot refuse an allocation up front, so the check is after the fact)."""
-        torch = self.torch
-        before = torch.cuda.memory_reserved(self.target)
-        torch.cuda.reset_peak_memory_stats(self.target)
-        allocated = torch.cuda.memory_allocated(self.target)
-        yield
-        grew = torch.cuda.max_memory_allocated(self.target) - allocated
-        if torch.cuda.memory_reserved(self.target) > before or grew > 0:
-            raise SlabAllocationError(f"execute allocated {max(grew, 0):,} bytes through torch's "
-                                      f"allocator outside the slab")
-
     def peak(self) -> DevicePeak:
         """No tabulated peak for torch kernels (they may use TF32 or tensor cores)."""
         return DevicePeak(None, None, "as torch chose", "no stated peak for torch's kernels")
 
     def memory_note(self) -> str:
         """How peak memory is measured on this backend."""
-        return "CuPy pool total plus torch's peak allocated bytes"
+        return ("CuPy pool total plus torch's peak allocated bytes (weights outside the slab, "
+                "results of nodes without out= before their copy)")
 
     def peak_used(self) -> int | None:
         """CuPy's pool (the slab, per-buffer arrays) plus torch's peak allocations."""
