@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from slabscope.planner import PlanError
 
-from .backends import BACKEND_NAMES, CupyBackend, NumpyBackend, _cupy_with_device
+from .backends import (BACKEND_NAMES, CupyBackend, NumpyBackend, OnnxRuntimeBackend,
+                       _cupy_with_device)
 from .torch_backend import TorchBackend, TorchCudaBackend, torch_cuda_reason
 
 
@@ -13,6 +14,12 @@ def _available(name: str):
     """(backend, None) when backend `name` can be made here, else (None, one-line reason)."""
     if name == "numpy":
         return NumpyBackend(), None
+    if name == "onnxruntime":
+        try:
+            import onnxruntime
+        except ImportError:
+            return None, "onnxruntime is not installed (pip install onnxruntime)"
+        return OnnxRuntimeBackend(onnxruntime), None
     cupy, reason = _cupy_with_device()
     if name == "cupy":
         return (CupyBackend(cupy), None) if cupy is not None else (None, reason)

@@ -16,7 +16,7 @@ import numpy as np
 
 from slabscope.planner import PlanError
 
-BACKEND_NAMES = ("auto", "cupy", "numpy", "torch", "torch-cuda")
+BACKEND_NAMES = ("auto", "cupy", "numpy", "torch", "torch-cuda", "onnxruntime")
 
 # Dtypes the runner can compute in; the planner knows more (bfloat16, float8) than NumPy does.
 COMPUTE_DTYPES = ("float64", "float32", "float16")
@@ -122,6 +122,23 @@ class NumpyBackend:
     def free_bytes(self) -> int | None:
         """Free device memory, where the backend can tell."""
         return None
+
+
+class OnnxRuntimeBackend(NumpyBackend):
+    """Host memory as on NumPy; an ONNX model's nodes run in onnxruntime, reading and writing
+    the slab's views through I/O bindings (no copies)."""
+
+    name = "onnxruntime"
+    replay_unavailable = "CUDA graph replay needs CuPy and a device; unavailable on onnxruntime"
+
+    def __init__(self, onnxruntime, fallback_reason: str | None = None):
+        super().__init__(fallback_reason)
+        self.onnxruntime = onnxruntime
+        self.device = f"onnxruntime {onnxruntime.__version__} on {_host_name()}"
+
+    def memory_note(self) -> str:
+        """How peak memory is measured on this backend."""
+        return "onnxruntime's allocator is outside tracemalloc's view"
 
 
 class _EventClock(KernelClock):

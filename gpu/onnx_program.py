@@ -1,9 +1,11 @@
-"""An ONNX model executed one node at a time with onnx's reference evaluator over slab views.
+"""An ONNX model executed one node at a time over slab views: in onnxruntime when it is
+installed, else in onnx's reference evaluator.
 
-Each node gets an evaluator of its own (at the model's opsets), fed the NumPy views of its
-inputs in the slab, or the constants the importer folded away (initializers and what is
-computed only from them, evaluated once here); its results are copied into its outputs' views,
-and the copy is timed with the node (a result that no node reads is dropped). Graph inputs are random, seeded by name, in their declared
+Each node is a one-node model at the model's opsets, fed the NumPy views of its inputs in the
+slab, or the constants the importer folded away (initializers and what is computed only from
+them, evaluated once here). In onnxruntime, I/O bindings point the session at the views, so it
+reads and writes the slab itself; the reference evaluator returns new arrays, which are copied
+into the outputs' views, the copy timed with the node. A result that no node reads is dropped. Graph inputs are random, seeded by name, in their declared
 dtype and shape: integer inputs stay below the size of what they index, and inputs that feed
 a normalisation's variance are positive. The model's own reference is the whole model in one
 reference evaluator on the same inputs.
@@ -57,8 +59,8 @@ def _copy_into(name: str, op: str, views: dict, outputs, results, checked: list)
 class OnnxProgram:
     """An `.onnx` file's nodes, run by `onnx.reference` over NumPy views of the slab."""
 
-    kind = "ONNX model, one onnx.reference evaluator per node"
-    backends = ("numpy",)
+    kind = "ONNX model, one node at a time"
+    backends = ("onnxruntime", "numpy")  # numpy: onnx.reference over NumPy views
 
     def __init__(self, path, include_weights: bool = False):
         self.path = Path(path)
@@ -69,6 +71,11 @@ class OnnxProgram:
         names, folded = node_names(self.model.graph)
         self.nodes = {name: node for name, node in zip(names, self.model.graph.node) if name}
         self._evaluators: dict = {}
+        self._sessions: dict = {}
+        self.types = {info.name: info.type.tensor_type.elem_type
+                      for info in (*self.model.graph.input, *self.model.graph.value_info,
+                                   *self.model.graph.output)
+                      if info.type.HasField("tensor_type")}
         self.constants = self._constants(folded)
 
     def _evaluator(self, node, name: str):
@@ -110,17 +117,16 @@ class OnnxProgram:
     # --- checks --------------------------------------------------------------------------
 
     def check(self, graph: Graph) -> None:
-        """Every node must be one of the model's, with an op the reference evaluator has."""
+        """Every node must be one of the model's (whether its op runs shows when the chosen
+        engine prepares it: a one-line `PlanError` naming node and op)."""
         if {b.name for b in graph.buffers} != {b.name for b in self.graph.buffers}:
             raise PlanError(f"the graph's buffers are not those of {self.path.name} read with "
                             f"include_weights={self.include_weights}")
         for node in graph.nodes:
             if node.op in ("upload", "readback"):
                 continue
-            proto = self.nodes.get(node.name)
-            if proto is None:
+            if node.name not in self.nodes:
                 raise PlanError(f"node {node.name!r} ({node.op}) is not in {self.path.name}")
-            self._evaluator(proto, node.name)
 
     # --- staging -------------------------------------------------------------------------
 
@@ -198,14 +204,59 @@ class OnnxProgram:
                 proto = self.nodes[node.name]
                 feeds = {t: views[t] if t in views else self.constants[t]
                          for t in _reads(proto)}
-                evaluator = self._evaluator(proto, node.name)
                 # a result no node reads (Dropout's mask) is dropped: its size may be a guess
                 kept = tuple(t if t in views and len(graph.buffer(t).uses) > 1 else ""
                              for t in proto.output)
-                launch = functools.partial(_run_node, evaluator, feeds, node.name, node.op,
-                                           views, kept, [])
+                if backend.name == "onnxruntime":
+                    launch = self._bound(backend, proto, node.name, feeds, views, kept)
+                else:
+                    launch = functools.partial(_run_node, self._evaluator(proto, node.name),
+                                               feeds, node.name, node.op, views, kept, [])
             steps.append(Step(node, launch, 0, moved))
         return steps
+
+    def _session(self, backend, proto, name: str, feeds: dict):
+        """The onnxruntime session of one node (made once), typed by the arrays it is fed."""
+        if name not in self._sessions:
+            from onnx import helper
+
+            ort = backend.onnxruntime
+            inputs = [helper.make_tensor_value_info(
+                t, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for t, a in feeds.items()]
+            outputs = [helper.make_tensor_value_info(t, self.types[t], None)
+                       if self.types.get(t) else helper.make_empty_tensor_value_info(t)
+                       for t in proto.output if t]
+            model = helper.make_model(helper.make_graph([proto], name, inputs, outputs),
+                                      opset_imports=self.model.opset_import,
+                                      ir_version=self.model.ir_version)
+            options = ort.SessionOptions()
+            options.log_severity_level = 3  # errors only: a failure becomes our one line
+            # one thread per session: hundreds of sessions must not each start a thread pool
+            options.intra_op_num_threads = options.inter_op_num_threads = 1
+            try:
+                self._sessions[name] = ort.InferenceSession(
+                    model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnxruntime's own refusal of the node
+                raise PlanError(f"node {name!r} ({proto.op_type}) cannot run: onnxruntime: "
+                                f"{_first_line(exc)}") from None
+        return self._sessions[name]
+
+    def _bound(self, backend, proto, name: str, feeds: dict, views: dict, kept):
+        """A launch of one node in onnxruntime that reads its inputs from `feeds` and writes
+        its kept results into their views, all bound by address."""
+        session = self._session(backend, proto, name, feeds)
+        binding = session.io_binding()
+        for t, array in feeds.items():
+            array = np.ascontiguousarray(array)
+            feeds[t] = array  # the binding holds its address: keep the array alive
+            binding.bind_input(t, "cpu", 0, array.dtype, array.shape, array.ctypes.data)
+        for t in (t for t in proto.output if t):
+            if t in kept:
+                view = views[t]
+                binding.bind_output(t, "cpu", 0, view.dtype, view.shape, view.ctypes.data)
+            else:
+                binding.bind_output(t, "cpu")
+        return functools.partial(session.run_with_iobinding, binding)
 
     # --- the model's own reference ---------------------------------------------------------
 

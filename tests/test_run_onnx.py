@@ -3,6 +3,8 @@ verified against a run without reuse and against the whole model in the evaluato
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -57,9 +59,12 @@ def quick_run(source, **kwargs):
     return gpu.run(source, **kwargs)
 
 
-def test_an_onnx_model_runs_in_one_slab_and_matches_both_references(branches):
-    report = quick_run(branches)
-    assert report.backend == "numpy" and report.program.startswith("ONNX model")
+@pytest.mark.parametrize("backend", ["numpy", "onnxruntime"])
+def test_an_onnx_model_runs_in_one_slab_and_matches_both_references(branches, backend):
+    if backend == "onnxruntime":
+        pytest.importorskip("onnxruntime")
+    report = quick_run(branches, backend=backend)
+    assert report.backend == backend and report.program.startswith("ONNX model")
     v = report.verification
     assert v.ok, v.summary()
     assert v.model.ok and v.model.outputs == 2
@@ -105,14 +110,21 @@ def test_an_op_the_evaluator_lacks_is_one_line_naming_node_and_op(tmp_path, caps
               path)
     assert main(["run", str(path), "--repeats", "1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "node 'frob' (Frobnicate) cannot run: onnx.reference" in err
+    assert "\n" not in err
+    assert re.search(r"node 'frob' \(Frobnicate\) cannot run: (onnx.reference|onnxruntime): ", err)
 
 
 def test_cli_runs_onnx_and_refuses_a_backend_that_cannot(branches, capsys):
     assert main(["run", str(branches), "--repeats", "1"]) == 0
     out = capsys.readouterr().out
-    for text in ("branches on numpy", "one onnx.reference evaluator per node", "gather",
+    for text in ("branches on ", "nodes run by ONNX model, one node at a time", "gather",
                  "match the whole model in onnx.reference"):
         assert text in out, text
+    auto = gpu.run(branches, repeats=1, verify=False, replay=False)
+    try:
+        import onnxruntime  # noqa: F401
+        assert auto.backend == "onnxruntime" and auto.backend_note is None
+    except ImportError:  # auto passed onnxruntime over and says why
+        assert auto.backend == "numpy" and "onnxruntime is not installed" in auto.backend_note
     assert main(["run", str(branches), "--backend", "torch"]) == 2
     assert "backend torch cannot run ONNX model" in capsys.readouterr().err
