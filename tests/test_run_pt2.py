@@ -10,8 +10,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torch import nn  # noqa: E402
-
 from slabscope import gpu  # noqa: E402
 from slabscope import planner  # noqa: E402
 from slabscope.app.cli import main  # noqa: E402
@@ -31,26 +29,11 @@ def quick_run(source, **kwargs):
     return gpu.run(source, backend="torch", **kwargs)
 
 
-class Branches(nn.Module):
-    """Token ids through an embedding, then two branches whose temporaries a serial plan may
-    share: relu -> mul and sigmoid -> mul, added."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(5, 64)
-
-    def forward(self, ids):
-        x = self.emb(ids)
-        return torch.relu(x) * 2 + torch.sigmoid(x) * 3
-
-
-@pytest.fixture(scope="module")
-def branches(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("pt2") / "branches.pt2"
-    torch.manual_seed(0)
-    program = torch.export.export(Branches().eval(), (torch.zeros(4, 16, dtype=torch.int64),))
-    torch.export.save(program, path)
-    return path
+@pytest.fixture
+def branches() -> Path:
+    """Token ids through an embedding, then relu*2 + sigmoid*3: two branches whose temporaries
+    a serial plan lets share bytes (tests/data/pt2/make_fixtures.py)."""
+    return Path(__file__).parent / "data" / "pt2" / "branches.pt2"
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # the dynamic fixture's symbolic hints
