@@ -128,3 +128,17 @@ def test_cli_runs_onnx_and_refuses_a_backend_that_cannot(branches, capsys):
         assert auto.backend == "numpy" and "onnxruntime is not installed" in auto.backend_note
     assert main(["run", str(branches), "--backend", "torch"]) == 2
     assert "backend torch cannot run ONNX model" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # its Dropout masks have no inferred shape
+def test_a_light_model_the_onnx_package_ships_runs_in_onnxruntime():
+    # in onnx.reference alone the light models take 30 s to minutes here: bench/runner.py
+    pytest.importorskip("onnxruntime")
+    from pathlib import Path
+
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / \
+        "light_bvlc_alexnet.onnx"
+    report = quick_run(path, backend="onnxruntime", replay=False)
+    assert report.verification.ok, report.verification.summary()
+    assert report.slab_bytes < report.no_reuse_bytes
+    assert {"Conv", "Dropout", "Gemm"} <= {k.op for k in report.kernels}
