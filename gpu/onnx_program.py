@@ -5,10 +5,11 @@ Each node is a one-node model at the model's opsets, fed the NumPy views of its 
 slab, or the constants the importer folded away (initializers and what is computed only from
 them, evaluated once here). In onnxruntime, I/O bindings point the session at the views, so it
 reads and writes the slab itself; the reference evaluator returns new arrays, which are copied
-into the outputs' views, the copy timed with the node. A result that no node reads is dropped. Graph inputs are random, seeded by name, in their declared
-dtype and shape: integer inputs stay below the size of what they index, and inputs that feed
-a normalisation's variance are positive. The model's own reference is the whole model in one
-reference evaluator on the same inputs.
+into the outputs' views, the copy timed with the node. A result that no node reads is dropped.
+Graph inputs are random, seeded by name, in their declared dtype and shape: integer inputs stay
+below the size of what they index, and inputs that feed a normalisation's variance are
+positive. The model's own reference is the whole model on the same inputs: in one onnxruntime
+session (graph optimizations off) or one reference evaluator, as the nodes ran.
 """
 
 from __future__ import annotations
@@ -261,17 +262,23 @@ class OnnxProgram:
     # --- the model's own reference ---------------------------------------------------------
 
     def reference(self, backend, graph: Graph, binding, staging: Staging):
-        """The slab's graph outputs against the whole model in one reference evaluator."""
-        from onnx.reference import ReferenceEvaluator
-
+        """The slab's graph outputs against the whole model on the same inputs: in one
+        onnxruntime session without graph optimizations (its fusions would change the kernels)
+        when the nodes ran in onnxruntime, else in one reference evaluator."""
         started = time.perf_counter()
         feeds = {name: value for name, value in staging.inputs.items()
                  if name not in self.constants}
+        if backend.name == "onnxruntime":
+            label = "the whole model in onnxruntime (graph optimizations off)"
+            run = self._whole_model_session(backend).run
+        else:
+            from onnx.reference import ReferenceEvaluator
+
+            label, run = "the whole model in onnx.reference", ReferenceEvaluator(self.model).run
         try:
-            expected = ReferenceEvaluator(self.model).run(None, feeds)
-        except Exception as exc:  # the evaluator's own failure on the whole model
-            raise PlanError(f"{self.path.name}: the reference evaluator failed on the whole "
-                            f"model: {_first_line(exc)}") from None
+            expected = run(None, feeds)
+        except Exception as exc:  # the engine's own failure on the whole model
+            raise PlanError(f"{self.path.name}: {label} failed: {_first_line(exc)}") from None
         names = [o.name for o in self.model.graph.output]
         produced, wanted, dtypes = {}, {}, {}
         for name, value in zip(names, expected):
@@ -279,8 +286,17 @@ class OnnxProgram:
                 produced[name] = backend.to_host(binding.views[name])
                 wanted[name] = np.asarray(value)
                 dtypes[name] = graph.buffer(name).dtype
-        return model_check("the whole model in onnx.reference", produced, wanted, dtypes,
-                           started)
+        return model_check(label, produced, wanted, dtypes, started)
+
+    def _whole_model_session(self, backend):
+        """One onnxruntime session of the whole model, with the kernels a node-by-node run has."""
+        ort = backend.onnxruntime
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        return ort.InferenceSession(self.model.SerializeToString(), options,
+                                    providers=["CPUExecutionProvider"])
 
 
 def _reads(node) -> tuple[str, ...]:
