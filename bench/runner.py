@@ -47,14 +47,14 @@ def model_cases(quick: bool):
 
     if importlib.util.find_spec("torch"):
         for name in ("attention", "convbn"):
-            yield f"{name}.pt2 (torch)", PT2 / f"{name}.pt2"
+            yield f"{name}.pt2", PT2 / f"{name}.pt2"
     if importlib.util.find_spec("onnx"):
         import onnx
 
         light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
         for name in ONNX_MODELS[:1] if quick else ONNX_MODELS:
             if (light / name).exists():
-                yield f"{name.removeprefix('light_')} (onnx)", light / name
+                yield name.removeprefix("light_"), light / name
 
 
 def mib(n: int | None) -> str:

@@ -20,7 +20,7 @@ from .backend_choice import select_backend
 from .backends import SlabAllocationError, memory_pool_bytes
 from .binding import bind
 from .execute_order import execute_order
-from .program import program_for
+from .program import Program, program_for
 from .replay import measure_replay
 from .report import PHASES, KernelTime, PhaseTime, Replay, RunReport
 from .verification import verify_run
@@ -32,7 +32,8 @@ class RunCancelled(Exception):
     """The caller asked the run to stop; nothing is reported."""
 
 
-def _compile(source, order_names, conflicts: str, model, include_weights: bool):
+def _compile(source, order_names, conflicts: str, model, include_weights: bool | None
+             ) -> tuple[Graph, tuple[int, ...], Program]:
     """(graph, launch order, program): the graph read and checked, its model loaded."""
     if isinstance(source, (str, Path)):
         graph = planner.load(source, include_weights=bool(include_weights))
