@@ -29,7 +29,8 @@ test: $(VENV)/.test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 test-torch: $(VENV)/.torch-deps
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_torch_export.py tests/test_pt2_import.py
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_torch_export.py tests/test_pt2_import.py \
+		tests/test_run_pt2.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
