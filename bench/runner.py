@@ -7,7 +7,7 @@ this machine (the backend is chosen as `slabscope run` would: CuPy or torch-cuda
 answers, else NumPy or torch on the CPU).
 
     .venv/bin/python bench/runner.py [--backend auto|cupy|numpy] [--repeats N] [--quick]
-                                     [--model-repeats N] [--no-models]
+                                     [--model-repeats N] [--no-models | --models-only]
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ def main(argv=None) -> int:
     parser.add_argument("--model-repeats", type=int, default=1,
                         help="timed executes of each real model (default 1: ONNX models run in "
                              "the reference evaluator, tens of seconds each)")
-    parser.add_argument("--no-models", action="store_true", help="only the generated graphs")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--no-models", action="store_true", help="only the generated graphs")
+    which.add_argument("--models-only", action="store_true", help="only the real models")
     args = parser.parse_args(argv)
 
     if args.backend in ("auto", "cupy", "numpy"):
@@ -81,7 +83,8 @@ def main(argv=None) -> int:
               "replay", "verified")
     rows = [header]
     device = None
-    runs = [(label, graph, args.backend, args.repeats) for label, graph in cases(args.quick)]
+    runs = [] if args.models_only else \
+        [(label, graph, args.backend, args.repeats) for label, graph in cases(args.quick)]
     if not args.no_models:
         # the model's own framework picks its backend (torch or NumPy under auto)
         model_backend = "auto" if args.backend in ("cupy", "numpy") else args.backend
@@ -98,14 +101,14 @@ def main(argv=None) -> int:
                 continue
             backends.setdefault(report.backend, (report.device, report.backend_note))
             device = device or (report.backend, report.device, report.backend_note)
-            if not isinstance(graph, planner.Graph):
-                graph = planner.load(graph)
+            buffers = len((graph if isinstance(graph, planner.Graph)
+                           else planner.load(graph, include_weights=False)).buffers)
             replay = report.replay
             replayed = f"{seconds_text(replay.replay_seconds)}" if replay.available else "n/a"
             verified = "-" if report.verification is None else \
                 ("yes" if report.verification.ok else "NO")
             rows.append((f"{label} [{report.backend}]" if report.backend not in ("numpy", "cupy")
-                         else label, str(len(graph.buffers)), layout, mib(report.allocated_bytes),
+                         else label, str(buffers), layout, mib(report.allocated_bytes),
                          mib(report.peak_used_bytes), seconds_text(report.phase("prepare").seconds),
                          seconds_text(report.execute_seconds), replayed, verified))
             print(".", end="", file=sys.stderr, flush=True)
