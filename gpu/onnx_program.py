@@ -213,7 +213,9 @@ class OnnxProgram:
                 else:
                     launch = functools.partial(_run_node, self._evaluator(proto, node.name),
                                                feeds, node.name, node.op, views, kept, [])
-            steps.append(Step(node, launch, 0, moved))
+            flops = _flops(self.nodes[node.name], feeds, graph) \
+                if node.op not in ("upload", "readback") else 0
+            steps.append(Step(node, launch, flops, moved))
         return steps
 
     def _session(self, backend, proto, name: str, feeds: dict):
@@ -297,6 +299,24 @@ class OnnxProgram:
         options.intra_op_num_threads = options.inter_op_num_threads = 1
         return ort.InferenceSession(self.model.SerializeToString(), options,
                                     providers=["CPUExecutionProvider"])
+
+
+def _flops(proto, feeds: dict, graph: Graph) -> int:
+    """Multiply-adds x 2 of the ops that dominate CNNs and MLPs (Conv, MatMul, Gemm), from the
+    shapes of their operands; 0 for the rest, which the reports show as not counted."""
+    outputs = [t for t in proto.output if t]
+    if not outputs or outputs[0] not in graph.buffer_index or len(proto.input) < 2:
+        return 0
+    out = math.prod(graph.buffer(outputs[0]).shape)
+    weight = np.shape(feeds.get(proto.input[1]))
+    if proto.op_type == "Conv" and len(weight) > 2:
+        return 2 * out * math.prod(weight[1:])  # each output: C_in/group x kernel products
+    if proto.op_type == "MatMul" and weight:
+        return 2 * out * (weight[0] if len(weight) == 1 else weight[-2])
+    if proto.op_type == "Gemm" and len(weight) == 2:
+        trans_b = next((a.i for a in proto.attribute if a.name == "transB"), 0)
+        return 2 * out * (weight[1] if trans_b else weight[0])
+    return 0
 
 
 def _reads(node) -> tuple[str, ...]:

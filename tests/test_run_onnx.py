@@ -71,6 +71,8 @@ def test_an_onnx_model_runs_in_one_slab_and_matches_both_references(branches, ba
     engine = "onnxruntime" if backend == "onnxruntime" else "onnx.reference"
     assert f"whole model in {engine}" in v.summary() and "float32 1e-04" in v.summary()
     assert {k.op for k in report.kernels} >= {"MatMul", "Relu", "Gather", "upload", "readback"}
+    flops = {k.node: k.flops for k in report.kernels}
+    assert flops["matmul"] == 2 * 16 * 64 * 64 and flops["relu"] == 0  # counted for MatMul
     assert report.slab_bytes < report.no_reuse_bytes
 
 
