@@ -145,3 +145,14 @@ def test_a_light_model_the_onnx_package_ships_runs_in_onnxruntime():
     assert report.verification.ok, report.verification.summary()
     assert report.slab_bytes < report.no_reuse_bytes
     assert {"Conv", "Dropout", "Gemm"} <= {k.op for k in report.kernels}
+
+
+def test_the_window_offers_run_for_model_files_and_says_why_not_otherwise(branches):
+    from slabscope.gpu.program import run_unavailable
+    from tests.examples import EXAMPLES
+
+    assert run_unavailable(planner.load(branches), branches) is None
+    assert run_unavailable(planner.load(EXAMPLES / "relu_unfused.json"),
+                           EXAMPLES / "relu_unfused.json") is None
+    # the same model's graph, held without its file: only the built-in ops could run it
+    assert "not supported by the runner" in run_unavailable(planner.load(branches), None)
