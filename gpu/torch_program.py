@@ -87,7 +87,7 @@ class _NodeLaunch:
             overload, outs = self.out
             overload(*self.args, **self.kwargs, **outs)
             if not self.checked:
-                self._check_outs(outs)
+                self._check_outs()
             return
         result = self.op(*self.args, **self.kwargs)
         produced = result if isinstance(result, (tuple, list)) else (result,)
@@ -97,7 +97,7 @@ class _NodeLaunch:
         if not self.checked:
             self._check_aliases(produced)
 
-    def _check_outs(self, outs) -> None:
+    def _check_outs(self) -> None:
         """`out=` resizes an output of the wrong shape into new memory: the plan would not hold."""
         for (view, _), pointer in zip(self.results, self.pointers):
             if view is not None and view.data_ptr() != pointer:
@@ -106,6 +106,7 @@ class _NodeLaunch:
         self.checked = True
 
     def _check_aliases(self, produced) -> None:
+        """A view or in-place result must be the slab bytes the plan gives its base."""
         for (view, own), value in zip(self.results, produced):
             if own or view is None or not view.numel():
                 continue
