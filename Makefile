@@ -30,7 +30,7 @@ test: $(VENV)/.test-deps
 
 test-torch: $(VENV)/.torch-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_torch_export.py tests/test_pt2_import.py \
-		tests/test_training_step.py
+		tests/test_training_step.py tests/test_run_pt2.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

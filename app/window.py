@@ -640,12 +640,10 @@ class MainWindow(QMainWindow):
         if self.session.graph is None:
             reason = "Open a graph first."
         else:
-            from slabscope.gpu.binding import check_executable
+            from slabscope.gpu.program import run_unavailable
 
-            try:
-                check_executable(self.session.graph)
-            except planner.PlanError as exc:
-                reason = f"Cannot run: {exc}"
+            unavailable = run_unavailable(self.session.graph, self.session.path)
+            reason = f"Cannot run: {unavailable}" if unavailable else None
         self.run_action.setEnabled(reason is None)
         self.run_action.setToolTip(reason or "Execute the plan in one slab and measure its phases")
         snapshot = getattr(self.session.graph, "allocator", None) is not None

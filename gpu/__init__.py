@@ -4,7 +4,8 @@ CuPy on an NVIDIA device, NumPy over a host byte buffer elsewhere, through the s
 Imports `planner`, never `app`; CuPy is imported only when a backend asks for it.
 """
 
-from .backends import BACKEND_NAMES, SlabAllocationError, select_backend
+from .backend_choice import select_backend
+from .backends import BACKEND_NAMES, SlabAllocationError
 from .report import Clobbered, KernelTime, PhaseTime, Replay, RunReport, RunVerification
 from .runner import LAYOUTS, RunCancelled, run
 

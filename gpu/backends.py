@@ -16,7 +16,7 @@ import numpy as np
 
 from slabscope.planner import PlanError
 
-BACKEND_NAMES = ("auto", "cupy", "numpy")
+BACKEND_NAMES = ("auto", "cupy", "numpy", "torch", "torch-cuda", "onnxruntime")
 
 # Dtypes the runner can compute in; the planner knows more (bfloat16, float8) than NumPy does.
 COMPUTE_DTYPES = ("float64", "float32", "float16")
@@ -122,6 +122,23 @@ class NumpyBackend:
     def free_bytes(self) -> int | None:
         """Free device memory, where the backend can tell."""
         return None
+
+
+class OnnxRuntimeBackend(NumpyBackend):
+    """Host memory as on NumPy; an ONNX model's nodes run in onnxruntime, reading and writing
+    the slab's views through I/O bindings (no copies)."""
+
+    name = "onnxruntime"
+    replay_unavailable = "CUDA graph replay needs CuPy and a device; unavailable on onnxruntime"
+
+    def __init__(self, onnxruntime, fallback_reason: str | None = None):
+        super().__init__(fallback_reason)
+        self.onnxruntime = onnxruntime
+        self.device = f"onnxruntime {onnxruntime.__version__} on {_host_name()}"
+
+    def memory_note(self) -> str:
+        """How peak memory is measured on this backend."""
+        return "onnxruntime's allocator is outside tracemalloc's view"
 
 
 class _EventClock(KernelClock):
@@ -266,25 +283,9 @@ def _cupy_with_device():
     return cupy, None
 
 
-def select_backend(name: str = "auto"):
-    """The backend called `name`: `auto` is CuPy when a device answers, else NumPy with a reason.
-
-    `cupy` without CuPy or without a device is a `PlanError` saying why.
-    """
-    if name not in BACKEND_NAMES:
-        raise PlanError(f"unknown backend {name!r}; choose from {', '.join(BACKEND_NAMES)}")
-    if name == "numpy":
-        return NumpyBackend()
-    cupy, reason = _cupy_with_device()
-    if cupy is not None:
-        return CupyBackend(cupy)
-    if name == "cupy":
-        raise PlanError(f"backend cupy unavailable: {reason}")
-    return NumpyBackend(fallback_reason=f"using numpy: {reason}")
-
-
 def memory_pool_bytes(backend) -> int | None:
-    """Bytes CuPy's default pool holds (None on the host)."""
-    if backend.name != "cupy":
-        return None
-    return backend.xp.get_default_memory_pool().total_bytes()
+    """Bytes CuPy's default pool holds, or what the backend measures itself (None on NumPy)."""
+    if backend.name == "cupy":
+        return backend.xp.get_default_memory_pool().total_bytes()
+    measured = getattr(backend, "peak_used", None)
+    return measured() if measured is not None else None

@@ -44,6 +44,38 @@ class Clobbered:
     max_abs_diff: float
 
 
+def tolerance_text(tolerances) -> str:
+    """`float32 1e-04, int64 exact`: each dtype's relative tolerance, as the reports print it."""
+    return ", ".join(f"{dtype} {'exact' if tol == 0 else f'{tol:.0e}'}"
+                     for dtype, tol in tolerances)
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """The slab run's outputs against the model's own reference (torch eager, or the whole ONNX
+    model in the reference evaluator) on the same inputs.
+
+    `tolerances`: (dtype, relative tolerance) of the outputs compared: an output passes when
+    its largest difference is at most tolerance x (1 + its largest magnitude); `differing`:
+    the outputs that did not pass.
+    """
+
+    reference: str
+    ok: bool
+    max_abs_diff: float
+    tolerances: tuple[tuple[str, float], ...]
+    differing: tuple[str, ...]
+    outputs: int
+    seconds: float
+
+    def summary(self) -> str:
+        """One line: the reference, the verdict, and the tolerance per dtype."""
+        verdict = "match" if self.ok else "DIFFER from"
+        line = (f"{self.outputs} output(s) {verdict} {self.reference} (max abs diff "
+                f"{self.max_abs_diff:.3g}; relative tolerance {tolerance_text(self.tolerances)})")
+        return line + ("" if self.ok else "; differing: " + ", ".join(self.differing))
+
+
 @dataclass(frozen=True)
 class RunVerification:
     """Outputs against a run where every buffer has its own allocation.
@@ -61,14 +93,21 @@ class RunVerification:
     clobbered: tuple[Clobbered, ...]
     unsafe_pairs: tuple[tuple[str, str], ...]
     seconds: float
+    tolerances: tuple[tuple[str, float], ...] = ()  # (dtype, relative tolerance) compared
+    model: ModelCheck | None = None  # against the model's own reference, for real models
 
     def summary(self) -> str:
         """One line: passed, or which buffers differ and which were clobbered."""
+        per_dtype = f"; relative {tolerance_text(self.tolerances)}" if self.tolerances else ""
+        model = f"; {self.model.summary()}" if self.model is not None else ""
         if self.ok:
             return (f"outputs match the per-buffer reference (max abs diff "
-                    f"{self.max_abs_diff:.3g}, tolerance {self.tolerance:.3g})")
+                    f"{self.max_abs_diff:.3g}, tolerance {self.tolerance:.3g}{per_dtype})"
+                    f"{model}")
         parts = [f"outputs differ from the per-buffer reference (max abs diff "
-                 f"{self.max_abs_diff:.3g})"]
+                 f"{self.max_abs_diff:.3g}{per_dtype})"] if self.differing or self.clobbered \
+            else [f"outputs match the per-buffer reference (max abs diff "
+                  f"{self.max_abs_diff:.3g})"]
         if self.differing:
             parts.append("differing: " + ", ".join(self.differing))
         if self.clobbered:
@@ -78,6 +117,8 @@ class RunVerification:
         if self.unsafe_pairs:
             parts.append("sharing bytes though unordered in the DAG: " + ", ".join(
                 f"{a}/{b}" for a, b in self.unsafe_pairs))
+        if self.model is not None:
+            parts.append(self.model.summary())
         return "; ".join(parts)
 
 
@@ -122,6 +163,7 @@ class RunReport:
     verification: RunVerification | None
     replay: Replay
     execute_samples: tuple[float, ...] = ()  # wall seconds of each execute, in run order
+    program: str = "built-in ops"  # what executed the nodes
 
     def phase(self, name: str) -> PhaseTime:
         """The phase called `name`."""

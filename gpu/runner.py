@@ -16,9 +16,11 @@ from pathlib import Path
 from slabscope import planner
 from slabscope.planner import Graph, Plan, PlanError
 
-from .backends import SlabAllocationError, memory_pool_bytes, select_backend
-from .binding import bind, build_steps, check_executable, stage
+from .backend_choice import select_backend
+from .backends import SlabAllocationError, memory_pool_bytes
+from .binding import bind
 from .execute_order import execute_order
+from .program import Program, program_for
 from .replay import measure_replay
 from .report import PHASES, KernelTime, PhaseTime, Replay, RunReport
 from .verification import verify_run
@@ -30,12 +32,20 @@ class RunCancelled(Exception):
     """The caller asked the run to stop; nothing is reported."""
 
 
-def _compile(source, order_names, conflicts: str) -> tuple[Graph, tuple[int, ...]]:
-    graph = planner.load(source) if isinstance(source, (str, Path)) else replace(source)
+def _compile(source, order_names, conflicts: str, model, include_weights: bool | None
+             ) -> tuple[Graph, tuple[int, ...], Program]:
+    """(graph, launch order, program): the graph read and checked, its model loaded."""
+    if isinstance(source, (str, Path)):
+        graph = planner.load(source, include_weights=bool(include_weights))
+    else:
+        graph = replace(source)
+        if include_weights is None:
+            include_weights = any(b.kind == "weight" for b in graph.buffers)
     # The closure (or intervals) the planner needs; replace() dropped any cached copy.
     planner.conflict_model(graph, conflicts).prepare()
-    check_executable(graph)
-    return graph, execute_order(graph, order_names)
+    program = program_for(source, model, bool(include_weights))
+    program.check(graph)
+    return graph, execute_order(graph, order_names), program
 
 
 def _execute(backend, steps, clock, repeats: int, samples: list[list[float]], check) -> list[float]:
@@ -59,11 +69,19 @@ def _execute(backend, steps, clock, repeats: int, samples: list[list[float]], ch
 
 
 def _warm_up(backend, steps) -> None:
-    """One execute that touches the memory, compiles kernels and creates library handles; where
-    the backend can refuse allocations, a second one under that guard names any node that
-    allocates outside the slab before the timed executes do."""
+    """One execute that touches the memory, compiles kernels and creates library handles (a
+    node that cannot run is a `PlanError` naming it and its op); where the backend can refuse
+    allocations, a second one under that guard names any node that allocates outside the slab
+    before the timed executes do."""
     for step in steps:
-        step.launch()
+        try:
+            step.launch()
+        except (PlanError, RunCancelled):
+            raise
+        except Exception as exc:  # the framework's own error, whatever its type
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise PlanError(f"node {step.node.name!r} ({step.node.op}) cannot run: "
+                            f"{type(exc).__name__}: {first}") from None
     backend.synchronize()
     if not backend.refuses_allocations:
         return
@@ -76,14 +94,14 @@ def _warm_up(backend, steps) -> None:
     backend.synchronize()
 
 
-def _peak_used(backend, graph, plan, order) -> int:
+def _peak_used(backend, graph, plan, order, program) -> int:
     """The host high-water mark of a separate prepare and one execute, under tracemalloc (which
     would distort the timed phases if it watched them)."""
     tracemalloc.start()
     try:
-        staging = stage(graph)
+        staging = program.stage(graph)
         binding = bind(backend, graph, plan)
-        for step in build_steps(backend, graph, binding, order, staging):
+        for step in program.build_steps(backend, graph, binding, order, staging):
             step.launch()
         return tracemalloc.get_traced_memory()[1]
     finally:
@@ -94,8 +112,15 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
         conflicts: str = "dag", request_order=None, capacity: int | None = None,
         execute_order_names=None, plan: Plan | None = None, layout: str = "slab",
         verify: bool = True, measure_memory: bool = True, replay: bool = True,
-        progress=None, cancelled=None) -> RunReport:
+        progress=None, cancelled=None, model=None,
+        include_weights: bool | None = None) -> RunReport:
     """Execute `source` (a graph file path or a `Graph`) and report what every phase took.
+
+    A `.pt2` or `.onnx` source (or a `Graph` read from the file `model`) runs with its own
+    framework, one node at a time over views of the slab, and is also checked against the
+    model's own reference; `include_weights` says whether the weights are in the slab (default:
+    for a file, no; for a `Graph`, whether it has weight buffers, as the importers make them
+    only then).
 
     The plan comes from `planner.plan(graph, algorithm, request_order, capacity, conflicts)` unless
     `plan` is given (then search only checks it against the graph). `layout="per-buffer"` gives
@@ -120,10 +145,12 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     wall_started = time.perf_counter()
 
     started = time.perf_counter()
-    graph, order = _compile(source, execute_order_names,
-                            plan.conflict_model if plan is not None else conflicts)
+    graph, order, program = _compile(source, execute_order_names,
+                                     plan.conflict_model if plan is not None else conflicts,
+                                     model, include_weights)
     seconds["graph_compile"] = time.perf_counter() - started
-    detail["graph_compile"] = f"{len(graph.nodes)} nodes, {len(graph.buffers)} buffers"
+    detail["graph_compile"] = (f"{len(graph.nodes)} nodes, {len(graph.buffers)} buffers; "
+                               f"{program.kind}")
     check(0.1, "search")
 
     started = time.perf_counter()
@@ -142,10 +169,10 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     check(0.2, "prepare")
 
     started = time.perf_counter()
-    device = select_backend(backend)
-    staging = stage(graph)
+    device = select_backend(backend, program.backends, program.kind)
+    staging = program.stage(graph)
     binding = bind(device, graph, plan)
-    steps = build_steps(device, graph, binding, order, staging)
+    steps = program.build_steps(device, graph, binding, order, staging)
     clock = device.clock(len(steps))
     _warm_up(device, steps)
     seconds["prepare"] = time.perf_counter() - started
@@ -167,14 +194,18 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     kernels = tuple(_kernel_time(step, times, peak) for step, times in zip(steps, samples))
     allocated = binding.allocated_bytes
     peak_used = memory_pool_bytes(device)
-    verification = verify_run(device, graph, plan, binding, steps, staging,
-                              cancel=check) if verify else None
+    verification = None
+    if verify:
+        # while the slab still holds this run's outputs, before the checked pass reruns it
+        reference = program.reference(device, graph, binding, staging)
+        verification = verify_run(device, graph, plan, binding, steps, staging, cancel=check,
+                                  program=program, model=reference)
     check(0.9, "replay")
     replayed = measure_replay(device, steps, repeats) if replay else \
         Replay(False, "not measured (replay switched off)")
-    if measure_memory and device.name != "cupy":
+    if measure_memory and device.name == "numpy":
         del binding, steps, staging  # the memory pass must not see this run's arrays
-        peak_used = _peak_used(device, graph, plan, order)
+        peak_used = _peak_used(device, graph, plan, order, program)
     check(1.0, "done")
 
     total = sum(seconds.values())
@@ -192,7 +223,7 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
         no_reuse_bytes=plan.no_reuse_bytes if plan else sum(graph.reserved),
         allocated_bytes=allocated, peak_used_bytes=peak_used,
         peak_used_source=device.memory_note(), verification=verification, replay=replayed,
-        execute_samples=tuple(walls))
+        execute_samples=tuple(walls), program=program.kind)
 
 
 def _kernel_time(step, samples: list[float], peak) -> KernelTime:

@@ -345,14 +345,16 @@ def test_a_nan_output_fails_the_run_and_its_json_stays_valid(monkeypatch):
          {"name": "out", "op": "readback", "inputs": ["b"]}],
         [{"name": "a", "shape": [4], "dtype": "float32"},
          {"name": "b", "shape": [4], "dtype": "float32"}])
-    real_stage = gpu.runner.stage
+    from slabscope.gpu import program
+
+    real_stage = program.stage
 
     def nan_inputs(g):
         staging = real_stage(g)
         staging.inputs["a"][:] = math.nan
         return staging
 
-    monkeypatch.setattr(gpu.runner, "stage", nan_inputs)
+    monkeypatch.setattr(program, "stage", nan_inputs)  # what the built-in ops stage
     report = _quick_run(graph)
     assert not report.verification.ok and report.verification.differing == ("b",)
     json.dumps(report.to_dict(), allow_nan=False)

@@ -100,9 +100,10 @@ def run(args) -> int:
         order = split_order(args.order)
         conflicts = conflicts_for(args, graph)
         if args.run:
-            from slabscope.gpu.binding import check_executable
+            from slabscope.gpu.program import program_for
 
-            check_executable(graph)  # before planning, which can take long on a large trace
+            # before planning, which can take long on a large trace
+            program_for(args.file).check(graph)
 
         def plan_here() -> planner.Plan:
             return planner.plan(graph, algorithm=args.algorithm, order=order,
@@ -135,7 +136,7 @@ def run(args) -> int:
 
             session.set_last_run(gpu.run(graph, repeats=args.repeats, algorithm=args.algorithm,
                                          conflicts=conflicts, request_order=order,
-                                         capacity=args.capacity))
+                                         capacity=args.capacity, model=args.file))
         default = DEFAULT_SIZES[args.view]
         size = QSize(args.width or default.width(), args.height or default.height())
         export_view(session, args.view, args.png, args.scale, size, svg=args.svg)

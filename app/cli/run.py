@@ -22,9 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `slabscope run`."""
     from slabscope.gpu import BACKEND_NAMES, LAYOUTS
 
-    parser.add_argument("file", help="executable graph file (.json with ops and shapes)")
+    parser.add_argument("file", help="executable graph file (.json with ops and shapes), a "
+                                     "torch.export archive (.pt2) or an ONNX model (.onnx)")
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
-                        help="cupy needs a CUDA device; auto falls back to numpy and says why")
+                        help="cupy and torch-cuda need a CUDA device; auto picks the best one "
+                             "the file can run on and says which")
+    parser.add_argument("--include-weights", action="store_true",
+                        help=".pt2 and .onnx: put the weights in the slab (uploaded) instead "
+                             "of outside it")
     parser.add_argument("--repeats", type=int, default=10, help="timed executes (default 10)")
     add_planning_options(parser)
     add_schedule_option(parser)
@@ -40,7 +45,7 @@ def run(args) -> int:
     """Run the graph and print the report; 0 verified, 1 outputs differ, 2 cannot run."""
     from slabscope import gpu
 
-    graph = planner.load(args.file)
+    graph = planner.load(args.file, include_weights=args.include_weights)
     if args.schedule == "best" and args.execute_order:
         raise planner.PlanError("--schedule best chooses the execution order; it cannot be "
                                 "combined with --execute-order")
@@ -57,7 +62,7 @@ def run(args) -> int:
         report = gpu.run(graph, backend=args.backend, repeats=args.repeats,
                          algorithm=args.algorithm, conflicts=conflicts, request_order=order,
                          execute_order_names=split_order(args.execute_order), layout=args.layout,
-                         plan=plan)
+                         plan=plan, model=args.file, include_weights=args.include_weights)
     except (gpu.SlabAllocationError, MemoryError, RuntimeError) as exc:
         # CuPy's driver and allocation failures arrive as RuntimeError / MemoryError subclasses;
         # a PlanError (bad input) goes on to the dispatcher
@@ -87,7 +92,8 @@ def format_report(report) -> str:
     """The report as text: header, phase table, kernel table, memory, replay, verification."""
     from slabscope.gpu.report import rate_text, seconds_text
 
-    lines = [f"{report.graph} on {report.backend} ({report.device})"]
+    lines = [f"{report.graph} on {report.backend} ({report.device}); nodes run by "
+             f"{report.program}"]
     if report.backend_note:
         lines.append(f"  {report.backend_note}")
     lines.append(f"layout {report.layout}; plan {report.algorithm}, {report.conflicts} conflicts; "

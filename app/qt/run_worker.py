@@ -54,9 +54,10 @@ class RunController(QObject):
             self.sigMessage.emit("Nothing to run: open a graph first")
             return False
         graph = session.graph
+        # a .pt2 or ONNX graph runs with its own framework, read from the file it came from
         settings = dict(backend=self.backend, repeats=self.repeats, algorithm=session.algorithm,
                         conflicts=session.conflicts, request_order=list(session.order),
-                        capacity=session.capacity)
+                        capacity=session.capacity, model=session.path)
 
         def work(token):
             from slabscope import gpu

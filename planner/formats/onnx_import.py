@@ -400,3 +400,17 @@ def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
         body_tensors=body_tensors,
     )
     return result, notes
+
+
+def read_model(path):
+    """The ONNX model at `path`, with inferred shapes (what `load_onnx` reads); failures are
+    one-line `PlanError`s."""
+    return _read_model(_require_onnx(), Path(path))
+
+
+def node_names(graph, keep_constants: bool = False) -> tuple[list[str | None], list[int]]:
+    """Per node of ONNX `graph`, its name in the graph `load_onnx` makes (None when folded into
+    a constant), and the indices of the folded nodes in model order."""
+    initializers = {t.name for t in graph.initializer}
+    folded = [] if keep_constants else _constant_tensors(graph, initializers)[1]
+    return _unique_names(graph, set(folded)), folded

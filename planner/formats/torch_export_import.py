@@ -12,9 +12,10 @@ argument's buffer, which then lives through the alias's users. User inputs are b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Mapping
 
 from ..model.graph import Buffer, Graph, Node
 from ..support.errors import PlanError
@@ -41,7 +42,9 @@ class ExportNotes:
 
     `symbolic`: buffers with a symbolic size, taken at its hint (1 when it has none);
     `weights`, `weight_bytes`: the parameters, buffers and constants the graph reads, and whether
-    they are in the slab; `layout`, `schema_version`, `torch_version`: of the archive.
+    they are in the slab; `layout`, `schema_version`, `torch_version`: of the archive;
+    `places`: where each tensor value of the program lives (what a runner needs to make it a
+    view of the slab).
     """
 
     symbolic: tuple[str, ...]
@@ -51,6 +54,7 @@ class ExportNotes:
     layout: str
     schema_version: str
     torch_version: str
+    places: Mapping[str, "TensorPlace"] = field(default_factory=lambda: MappingProxyType({}))
 
     def guesses(self) -> str:
         """One line naming the buffers whose size rests on a symbolic hint, or ""."""
@@ -60,6 +64,21 @@ class ExportNotes:
         more = f" and {len(self.symbolic) - 8} more" if len(self.symbolic) > 8 else ""
         return (f"symbolic dimensions taken at their hint in {len(self.symbolic)} tensors: "
                 f"{shown}{more}")
+
+
+@dataclass(frozen=True)
+class TensorPlace:
+    """Where one tensor value lives: `root` is the tensor whose storage it uses (itself for a new
+    tensor, its base for a view or an in-place result; None when it has no elements), `buffer`
+    the graph buffer holding that storage (None for a weight left out of the slab), and
+    `sizes`, `strides`, `storage_offset` (in elements of `dtype`) the value's layout in it."""
+
+    root: str | None
+    buffer: str | None
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    storage_offset: int
+    dtype: str
 
 
 @dataclass
@@ -154,6 +173,11 @@ class _Metas:
                 return hint["as_int"]
             return 1
         raise PlanError(f"tensor {tensor!r}: {key} entry {kind!r} is not an integer size")
+
+    def offset(self, tensor: str) -> int:
+        """The tensor's storage offset in elements (0 when the archive does not say)."""
+        entry = self.meta(tensor).get("storage_offset")
+        return 0 if entry is None else self._int(entry, tensor, "storage_offset")
 
     def dtype(self, tensor: str) -> tuple[str, int]:
         code = self.meta(tensor).get("dtype")
@@ -559,5 +583,17 @@ def _build(archive, path: Path, include_weights: bool) -> tuple[Graph, ExportNot
         weights=len(builder.weights), weight_bytes=builder.weight_bytes,
         weights_included=include_weights, layout=archive.layout,
         schema_version=archive.schema_version,
-        torch_version=str(archive.program.get("torch_version", "unknown")))
+        torch_version=str(archive.program.get("torch_version", "unknown")),
+        places=MappingProxyType(_places(builder)))
     return graph, notes
+
+
+def _places(builder: _Builder) -> dict[str, TensorPlace]:
+    """Every tensor value's `TensorPlace`, from what the walk recorded."""
+    metas, places = builder.metas, {}
+    for tensor, value in builder.tensors.items():
+        buffer = builder.buffers.get(value.root) if value.root is not None else None
+        places[tensor] = TensorPlace(value.root, buffer["name"] if buffer else None,
+                                     metas.ints(tensor, "sizes"), metas.ints(tensor, "strides"),
+                                     metas.offset(tensor), metas.dtype(tensor)[0])
+    return places

@@ -18,7 +18,7 @@ def install_run_actions(window, session, menu, executor=None) -> RunController:
     """
     lane = executor.lane(KIND) if executor is not None else None
     controller = RunController(session, parent=window, lane=lane)
-    import_in_background("slabscope.gpu.binding")  # the window asks it about each new graph
+    import_in_background("slabscope.gpu.program")  # the window asks it about each new graph
     QCoreApplication.instance().aboutToQuit.connect(controller.shutdown)
     run_action = QAction("&Run", window)
     run_action.setShortcut(QKeySequence("Ctrl+R"))

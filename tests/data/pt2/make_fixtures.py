@@ -103,12 +103,26 @@ class SplitCat(nn.Module):
         return torch.cat([b, a], dim=1), torch.stack(rows[:2]) * 2
 
 
+class Branches(nn.Module):
+    """Token ids through an embedding, then two branches (relu then *2, sigmoid then *3) whose
+    temporaries a serial plan lets share bytes: run in another order, the plan is unsafe."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(5, 64)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        return torch.relu(x) * 2 + torch.sigmoid(x) * 3
+
+
 FIXTURES = {
     "mlp": (MLP, (torch.randn(4, 16),)),
     "convbn": (ConvBN, (torch.randn(1, 3, 8, 8),)),
     "attention": (AttentionBlock, (torch.randn(1, 8, 16),)),
     "inplace": (InPlace, (torch.randn(4, 8),)),
     "splitcat": (SplitCat, (torch.randn(4, 8),)),
+    "branches": (Branches, (torch.zeros(4, 16, dtype=torch.int64),)),
 }
 
 
