@@ -99,7 +99,10 @@ def doc_commands(pages=PAGES) -> list[DocCommand]:
             first_line = text.count("\n", 0, block.start(2)) + 1
             for number, command in _lines(block.group(2), block.group(1) == "console", first_line):
                 stated = STATED_STATUS.search(command)
-                words = shlex.split(command, comments=True)
+                try:
+                    words = shlex.split(command, comments=True)
+                except ValueError:  # a line of a multi-line script, not a command of its own
+                    continue
                 args = _slabscope_args(words)
                 if not args or args[0] not in HEADLESS:
                     continue
