@@ -119,6 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         except PlanError as exc:
             print(f"slabscope: {_message(exc)}", file=sys.stderr)
             return getattr(exc, "exit_code", EXIT_BAD_INPUT)  # a timeout is 3
+        except MemoryError:
+            # The limits bound every input's cost, but not the machine's memory or a ulimit cap.
+            _discard_stdout()
+            what = getattr(args, "file", None) or "the command"
+            print(f"slabscope: {what}: ran out of memory (the machine's memory or a ulimit cap "
+                  f"is under what this input needs; see docs/input_limits.md)", file=sys.stderr)
+            return EXIT_BAD_INPUT
         except OSError as exc:  # writing the output: a full disk (/dev/full), a closed stream
             _discard_stdout()
             where = f"{exc.filename}: " if exc.filename else ""
