@@ -1,0 +1,90 @@
+"""The hostile and huge inputs of issue 38's attack round, made in a folder at full size: each
+maker writes its files and returns the `slabscope` arguments that attack them.
+
+`bench/safety_attacks.py` replays them under a time and memory cap beside the baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MLP = ROOT / "tests" / "data" / "pt2" / "mlp.pt2"
+MODEL = "mlp/models/model.json"
+
+
+def _pt2(target: Path, model: bytes, method: int, file_size: int | None = None) -> Path:
+    """mlp.pt2 with its model JSON replaced by `model`, compressed by `method`; `file_size`
+    rewrites the size the directory declares (a header that lies)."""
+    with zipfile.ZipFile(MLP) as source, zipfile.ZipFile(target, "w") as out:
+        for info in source.infolist():
+            if info.filename != MODEL:
+                out.writestr(info.filename, source.read(info), compress_type=method)
+        out.writestr(MODEL, model, compress_type=method)
+    if file_size is not None:
+        data = bytearray(target.read_bytes())
+        central = data.rfind(b"PK\x01\x02", 0, data.rfind(MODEL.encode()))
+        data[central + 24:central + 28] = file_size.to_bytes(4, "little")
+        target.write_bytes(bytes(data))
+    return target
+
+
+def deflate_lists(folder: Path) -> list[str]:
+    """Issue 38 #1: a model JSON of 120 MiB of `[],`, under the byte cap (there bzip2 and 300
+    MiB, here deflate: bzip2 of it takes minutes to write)."""
+    text = b'{"graph_module": [' + b"[]," * (40 << 20) + b"[]]}"
+    return ["plan", str(_pt2(folder / "lists.pt2", text, zipfile.ZIP_DEFLATED))]
+
+
+def bzip2_zeros(folder: Path) -> list[str]:
+    """Issue 38 #1: 300 MiB of zeros in bzip2 (a few hundred bytes), its header lying 1 KiB."""
+    return ["plan", str(_pt2(folder / "zeros.pt2", bytes(300 << 20), zipfile.ZIP_BZIP2, 1024))]
+
+
+def wide_characters(folder: Path) -> list[str]:
+    """Issue 38 #1: 600 MiB of one 4-byte character in a JSON string (deflate, 600 KB), under
+    the old 1 GiB cap, its header truthful."""
+    text = b'{"graph_module": "' + "\U0001F600".encode() * (150 << 20) + b'"}'
+    return ["plan", str(_pt2(folder / "wide.pt2", text, zipfile.ZIP_DEFLATED))]
+
+
+def lying_member_count(folder: Path) -> list[str]:
+    """Issue 38 (smaller): 300,000 empty members whose end record claims 3."""
+    target = folder / "many.pt2"
+    with zipfile.ZipFile(MLP) as source, zipfile.ZipFile(target, "w") as out:
+        for info in source.infolist():
+            out.writestr(info.filename, source.read(info))
+        for i in range(300_000):
+            out.writestr(f"w{i}", b"")
+    data = bytearray(target.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    data[end + 8:end + 12] = (3).to_bytes(2, "little") * 2
+    end64 = data.rfind(b"PK\x06\x06")  # past 65,535 members the zip64 record counts them
+    data[end64 + 24:end64 + 40] = (3).to_bytes(8, "little") * 2
+    target.write_bytes(bytes(data))
+    return ["plan", str(target)]
+
+
+def repeated_member(folder: Path) -> list[str]:
+    """Issue 38 (smaller): the model JSON twice, the second copy another program."""
+    target = folder / "twice.pt2"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with zipfile.ZipFile(MLP) as source, zipfile.ZipFile(target, "w") as out:
+            for info in source.infolist():
+                out.writestr(info.filename, source.read(info))
+            out.writestr(MODEL, json.dumps({"graph_module": {}}))
+    return ["plan", str(target)]
+
+
+# (label, maker): every maker writes into the folder it is given and returns the arguments.
+CASES = [
+    ("#1 model JSON of 120 MiB of [], (deflate)", deflate_lists),
+    ("#1 bzip2 300 MiB of zeros, header says 1 KiB", bzip2_zeros),
+    ("#1 600 MiB of 4-byte characters (deflate)", wide_characters),
+    ("member count that lies (300k members)", lying_member_count),
+    ("member name given twice", repeated_member),
+]
