@@ -80,6 +80,36 @@ def repeated_member(folder: Path) -> list[str]:
     return ["plan", str(target)]
 
 
+def _graph(folder: Path, name: str, data: dict) -> Path:
+    path = folder / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def ring_schedule(folder: Path) -> list[str]:
+    """Issue 38 #2: 2,000 producers, each consumer reading two neighbours around a ring, with
+    `--schedule best --budget 1`."""
+    n = 2000
+    data = {"nodes": [f"p{i}" for i in range(n)] + [f"c{i}" for i in range(n)],
+            "edges": [[f"p{(i + k) % n}", f"c{i}"] for i in range(n) for k in (0, 1)],
+            "buffers": [{"name": f"b{i}", "bytes": 1024 * (1 + i % 7),
+                         "uses": [f"p{i}", f"c{i}", f"c{(i - 1) % n}"]} for i in range(n)]
+            + [{"name": f"o{i}", "bytes": 512, "uses": [f"c{i}"]} for i in range(n)]}
+    return ["plan", str(_graph(folder, "ring.json", data)), "--schedule", "best",
+            "--budget", "1"]
+
+
+def independent_schedule(n: int):
+    """Issue 38 #2: `n` independent nodes with `--schedule best --budget 0`."""
+    def make(folder: Path) -> list[str]:
+        data = {"nodes": [f"n{i}" for i in range(n)], "edges": [],
+                "buffers": [{"name": f"b{i}", "bytes": 256 * (1 + i % 13), "uses": [f"n{i}"]}
+                            for i in range(n)]}
+        return ["plan", str(_graph(folder, "independent.json", data)), "--schedule", "best",
+                "--budget", "0"]
+    return make
+
+
 # (label, maker): every maker writes into the folder it is given and returns the arguments.
 CASES = [
     ("#1 model JSON of 120 MiB of [], (deflate)", deflate_lists),
@@ -87,4 +117,7 @@ CASES = [
     ("#1 600 MiB of 4-byte characters (deflate)", wide_characters),
     ("member count that lies (300k members)", lying_member_count),
     ("member name given twice", repeated_member),
+    ("#2 ring of 2,000, --schedule best --budget 1", ring_schedule),
+    ("#2 20,000 independent nodes, --budget 0", independent_schedule(20_000)),
+    ("#2 40,000 independent nodes, --budget 0", independent_schedule(40_000)),
 ]
