@@ -110,6 +110,50 @@ def independent_schedule(n: int):
     return make
 
 
+def relu_chain(n: int, node_name: str | None = "a", module: bool = False) -> dict:
+    """mlp.pt2's program with its nodes replaced by a chain of `n` relus from the input `x`,
+    every node called `node_name` (None: named by its result), without `nn_module_stack` unless
+    `module` (an unrolled loop inside one module)."""
+    with zipfile.ZipFile(MLP) as archive:
+        program = json.loads(archive.read(MODEL))
+    graph = program["graph_module"]["graph"]
+    meta = graph["tensor_values"]["relu"]
+    nodes = []
+    for i in range(n):
+        source = "x" if i == 0 else f"t{i - 1}"
+        entry = {"target": "torch.ops.aten.relu.default",
+                 "inputs": [{"name": "self", "arg": {"as_tensor": {"name": source}}, "kind": 1}],
+                 "outputs": [{"as_tensor": {"name": f"t{i}"}}],
+                 "metadata": {"nn_module_stack": "L__self__,,__main__.MLP"} if module else {}}
+        if node_name is not None:
+            entry["name"] = node_name
+        nodes.append(entry)
+        graph["tensor_values"][f"t{i}"] = meta
+    graph["nodes"] = nodes
+    graph["outputs"] = [{"as_tensor": {"name": f"t{n - 1}"}}]
+    program["graph_module"]["signature"]["output_specs"] = [
+        {"user_output": {"arg": {"as_tensor": {"name": f"t{n - 1}"}}}}]
+    return program
+
+
+def write_pt2(target: Path, program: dict) -> Path:
+    with zipfile.ZipFile(MLP) as source, zipfile.ZipFile(target, "w") as out:
+        for info in source.infolist():
+            data = json.dumps(program).encode() if info.filename == MODEL else source.read(info)
+            out.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED)
+    return target
+
+
+def alike_names(folder: Path) -> list[str]:
+    """Issue 38 #3: 20,000 relus all named "a"."""
+    return ["plan", str(write_pt2(folder / "alike.pt2", relu_chain(20_000)))]
+
+
+def no_module_stack(folder: Path) -> list[str]:
+    """Issue 38 #3: 40,000 relus without `nn_module_stack` (an unrolled loop in one module)."""
+    return ["plan", str(write_pt2(folder / "relus.pt2", relu_chain(40_000, node_name=None)))]
+
+
 # (label, maker): every maker writes into the folder it is given and returns the arguments.
 CASES = [
     ("#1 model JSON of 120 MiB of [], (deflate)", deflate_lists),
@@ -120,4 +164,6 @@ CASES = [
     ("#2 ring of 2,000, --schedule best --budget 1", ring_schedule),
     ("#2 20,000 independent nodes, --budget 0", independent_schedule(20_000)),
     ("#2 40,000 independent nodes, --budget 0", independent_schedule(40_000)),
+    ("#3 20,000 .pt2 nodes all named a", alike_names),
+    ("#3 40,000 relus without nn_module_stack", no_module_stack),
 ]
