@@ -7,6 +7,7 @@ maker writes its files and returns the `slabscope` arguments that attack them.
 from __future__ import annotations
 
 import json
+import pickle
 import warnings
 import zipfile
 from pathlib import Path
@@ -154,6 +155,35 @@ def no_module_stack(folder: Path) -> list[str]:
     return ["plan", str(write_pt2(folder / "relus.pt2", relu_chain(40_000, node_name=None)))]
 
 
+def streams_snapshot(streams: int) -> dict:
+    """A snapshot in which each of `streams` streams makes a 2 MiB segment and allocates 512
+    bytes in it, each allocation a new peak (issue 38 #4: `free_blocks` walked every stream)."""
+    events, segments = [], []
+    for s in range(streams):
+        addr = (1 << 40) + s * (2 << 20)
+        events.append({"action": "segment_alloc", "addr": addr, "size": 2 << 20, "stream": s,
+                       "time_us": 2 * s, "frames": []})
+        events.append({"action": "alloc", "addr": addr, "size": 512, "stream": s,
+                       "time_us": 2 * s + 1, "frames": []})
+        segments.append({"device": 0, "address": addr, "total_size": 2 << 20, "stream": s,
+                         "segment_type": "small", "frames": [], "blocks": [
+                             {"address": addr, "size": 512, "requested_size": 512,
+                              "state": "active_allocated", "frames": []},
+                             {"address": addr + 512, "size": (2 << 20) - 512,
+                              "requested_size": 0, "state": "inactive", "frames": []}]})
+    return {"segments": segments, "device_traces": [events], "allocator_settings": {},
+            "external_annotations": []}
+
+
+def many_streams(streams: int):
+    """Issue 38 #4: `slabscope allocator` on a snapshot of `streams` streams."""
+    def make(folder: Path) -> list[str]:
+        path = folder / f"streams{streams}.pickle"
+        path.write_bytes(pickle.dumps(streams_snapshot(streams)))
+        return ["allocator", str(path)]
+    return make
+
+
 # (label, maker): every maker writes into the folder it is given and returns the arguments.
 CASES = [
     ("#1 model JSON of 120 MiB of [], (deflate)", deflate_lists),
@@ -166,4 +196,6 @@ CASES = [
     ("#2 40,000 independent nodes, --budget 0", independent_schedule(40_000)),
     ("#3 20,000 .pt2 nodes all named a", alike_names),
     ("#3 40,000 relus without nn_module_stack", no_module_stack),
+    ("#4 allocator, 8,000 streams", many_streams(8_000)),
+    ("#4 allocator, 20,000 streams", many_streams(20_000)),
 ]

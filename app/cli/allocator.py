@@ -12,6 +12,7 @@ import argparse
 import json
 
 from slabscope import planner
+from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.planner.allocator.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings
 
@@ -32,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="snapshots only: the device whose trace to replay (default: the "
                              "first with one)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_timeout_option(parser)
 
 
 def _megabytes(text: str) -> int:
@@ -50,15 +52,19 @@ def run(args) -> int:
     is_snapshot = args.file.lower().endswith(".pickle")
     if args.device is not None and not is_snapshot:
         raise planner.PlanError("--device applies only to PyTorch memory snapshots (.pickle)")
-    if is_snapshot:
-        replay = replay_snapshot(args.file, args.device, expandable_segments=expandable,
-                                 max_split_size=args.max_split_size_mb)
-        graph = planner.load_snapshot(args.file, device=args.device)
-    else:
-        graph = planner.load(args.file)
-        settings = AllocatorSettings().with_changes(expandable, args.max_split_size_mb)
-        replay = replay_graph(graph, settings)
-    slab = planner.plan(graph, conflicts=planner.default_conflicts(graph)).slab_bytes
+    with LongWork(args.file, args.timeout) as work:
+        if is_snapshot:
+            replay = replay_snapshot(args.file, args.device, expandable_segments=expandable,
+                                     max_split_size=args.max_split_size_mb, cancel=work.token)
+            work.token.report("loading")
+            graph = planner.load_snapshot(args.file, device=args.device)
+        else:
+            graph = planner.load(args.file, cancel=work.token)
+            settings = AllocatorSettings().with_changes(expandable, args.max_split_size_mb)
+            replay = replay_graph(graph, settings, work.token)
+        work.token.report("planning")
+        slab = planner.plan(graph, conflicts=planner.default_conflicts(graph),
+                            cancel=work.token).slab_bytes
     if args.json:
         data = {"file": args.file, "kind": "snapshot" if is_snapshot else "graph",
                 **replay.summary(), "slab_bytes": slab}

@@ -21,6 +21,7 @@ import numpy as np
 from ..conflicts.conflict_model import conflict_model
 from ..formats.torch_snapshot import ACTIVE_STATES, STEP_ACTIONS, read_snapshot
 from ..model.graph import Graph
+from ..support.cancel import NEVER, Cancelled, CancelToken
 from ..support.errors import PlanError
 from ..support.gc_pause import paused_collection
 from .caching_allocator import (SMALL_BUFFER, SMALL_SIZE, AllocatorSettings, CachingAllocator,
@@ -30,6 +31,8 @@ SEGMENT_MADE = frozenset({"segment_alloc", "segment_map"})
 SEGMENT_GONE = frozenset({"segment_free", "segment_unmap"})
 TOP_FREE_BLOCKS = 8
 TOP_LIVE_BUFFERS = 12
+# Events (or steps) replayed between two progress reports and cancel checks.
+REPORT_EVERY = 4096
 
 
 class FreeBlock(NamedTuple):
@@ -146,12 +149,13 @@ def _largest_free(model: CachingAllocator) -> tuple[FreeBlock, ...]:
 
 # --- graphs --------------------------------------------------------------------------------
 
-def replay_graph(graph: Graph, settings: AllocatorSettings | None = None) -> AllocatorReplay:
+def replay_graph(graph: Graph, settings: AllocatorSettings | None = None,
+                 cancel: CancelToken = NEVER) -> AllocatorReplay:
     """What the caching allocator would reserve running `graph`'s schedule from an empty cache.
 
     Each buffer is allocated (its own bytes, on its stream if the graph came from a snapshot)
     at the first step that uses it, in request order, and freed after the last; step t's frees
-    follow its allocs.
+    follow its allocs. `cancel` is told the progress and may stop the work.
     """
     with paused_collection():
         first, last = conflict_model(graph, "serial").use_steps()
@@ -168,6 +172,8 @@ def replay_graph(graph: Graph, settings: AllocatorSettings | None = None) -> All
         blocks: dict[int, object] = {}
         buffers = graph.buffers
         for t in range(steps):
+            if t % REPORT_EVERY == 0:
+                cancel.report("replaying the allocator", t / steps)
             for i in starts[t]:
                 buffer = buffers[i]
                 blocks[i] = model.malloc(buffer.bytes, streams.get(buffer.name, 0))
@@ -203,11 +209,13 @@ def snapshot_events(path, device: int | None = None) -> tuple[list, list, dict, 
 
 
 def replay_snapshot(path, device: int | None = None, *, expandable_segments: bool | None = None,
-                    max_split_size: int | None = None) -> AllocatorReplay:
+                    max_split_size: int | None = None, cancel: CancelToken = NEVER
+                    ) -> AllocatorReplay:
     """Replay a snapshot's trace through the model and compare its segments with the recorded.
 
     The settings are the snapshot's `allocator_settings`, changed by `expandable_segments` and
-    `max_split_size` (bytes) when given. Errors are one-line `PlanError`s naming the file.
+    `max_split_size` (bytes) when given. Errors are one-line `PlanError`s naming the file;
+    `cancel` is told the progress and may stop the work.
     """
     path = Path(path)
     with paused_collection():
@@ -215,7 +223,9 @@ def replay_snapshot(path, device: int | None = None, *, expandable_segments: boo
         settings = AllocatorSettings.from_snapshot(raw_settings).with_changes(
             expandable_segments, max_split_size)
         try:
-            return _SnapshotReplay(events, segments, settings).run()
+            return _SnapshotReplay(events, segments, settings).run(cancel)
+        except Cancelled:
+            raise
         except PlanError as exc:
             raise PlanError(f"{path}: device {device}: {exc}") from None
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -325,7 +335,7 @@ class _SnapshotReplay:
 
     # The trace ----------------------------------------------------------------------------
 
-    def run(self) -> AllocatorReplay:
+    def run(self, cancel: CancelToken = NEVER) -> AllocatorReplay:
         model = self.model
         live = self._initial_state()
         recorder = _Recorder(model)
@@ -345,7 +355,9 @@ class _SnapshotReplay:
                     return addr
             return None
 
-        for event in self.events:
+        for k, event in enumerate(self.events):
+            if k % REPORT_EVERY == 0:
+                cancel.report("replaying the allocator", k / len(self.events))
             action, addr, size = event["action"], event["addr"], event["size"]
             if action == "alloc":
                 if addr in live:

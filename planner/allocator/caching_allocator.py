@@ -207,6 +207,9 @@ class CachingAllocator:
         # Cached free blocks per pool (True: small), sorted by (stream, size, address).
         self._free: dict[bool, list[tuple[int, int, int]]] = {True: [], False: []}
         self._free_at: dict[int, Block] = {}  # address -> cached free block
+        # Every cached free block by (size, address), whatever its pool and stream: the largest
+        # are its end, so the state at each peak costs no walk over thousands of streams.
+        self._by_size: list[tuple[int, int]] = []
         self._next_synthetic = SYNTHETIC_BASE
         self._requests = 0
         self._split_limit = self.settings.split_limit
@@ -217,11 +220,13 @@ class CachingAllocator:
 
     def _cache(self, block: Block) -> None:
         insort(self._free[block.small], (block.stream, block.size, block.addr))
+        insort(self._by_size, (block.size, block.addr))
         self._free_at[block.addr] = block
 
     def _uncache(self, block: Block) -> None:
         keys = self._free[block.small]
         del keys[bisect_left(keys, (block.stream, block.size, block.addr))]
+        del self._by_size[bisect_left(self._by_size, (block.size, block.addr))]
         del self._free_at[block.addr]
 
     # --- malloc ---------------------------------------------------------------------------
@@ -516,20 +521,9 @@ class CachingAllocator:
     def free_blocks(self, count: int | None = None) -> list[Block]:
         """The cached free blocks, largest first, equal sizes by descending address (the `count`
         largest when given)."""
-        if count is None:
-            return sorted(self._free_at.values(), key=lambda b: (-b.size, -b.addr))
-        # Each pool's index is sorted by (stream, size, address): a stream's run ends with its
-        # largest blocks, and among equal sizes the highest addresses, hence that tie order.
-        found = []
-        for keys in self._free.values():
-            end = len(keys)
-            while end:
-                stream = keys[end - 1][0]
-                start = bisect_left(keys, (stream,))
-                found.extend(keys[max(start, end - count):end])
-                end = start
-        found.sort(key=lambda key: (-key[1], -key[2]))
-        return [self._free_at[key[2]] for key in found[:count]]
+        largest = self._by_size[::-1] if count is None else \
+            self._by_size[:-count - 1:-1] if count > 0 else []
+        return [self._free_at[addr] for _, addr in largest]
 
     def largest_free_block(self) -> int:
         """The size of the largest cached free block (0 when none)."""
