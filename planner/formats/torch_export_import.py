@@ -439,8 +439,11 @@ class _Builder:
         """Whether `result` shares `source`'s storage (ops that may copy decide by the metas)."""
         overload = aten_overload(target)
         if overload in RESHAPES:
-            return view_strides(self.metas.ints(source, "sizes"), self.metas.ints(source, "strides"),
-                                self.metas.ints(result, "sizes")) is not None
+            sizes, strides = self.metas.ints(source, "sizes"), self.metas.ints(source, "strides")
+            if len(strides) != len(sizes):
+                raise PlanError(f"tensor {source!r} has {len(strides)} strides for "
+                                f"{len(sizes)} sizes")
+            return view_strides(sizes, strides, self.metas.ints(result, "sizes")) is not None
         if overload in SAME_OR_COPY or alias.maybe:
             return self.metas.same_storage_layout(source, result)
         return True

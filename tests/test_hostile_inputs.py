@@ -1,0 +1,48 @@
+"""Small hostile inputs, built here, that once ended in a traceback or a silent wrong answer:
+each now ends in one line with exit 2, or a correct result with a note."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+from slabscope.app.cli import main
+from bench.hostile_inputs import relu_chain, write_pt2
+
+
+def _one_line(capsys, code: int, argv: list[str], *fragments: str) -> str:
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    for fragment in fragments:
+        assert fragment in err, err
+    return err
+
+
+@pytest.mark.parametrize("target", ["torch.ops.aten.reshape.default",
+                                    "torch.ops.aten.flatten.using_ints"])
+@pytest.mark.parametrize("command", ["plan", "export", "allocator"])
+def test_a_reshape_of_a_tensor_with_too_few_strides_is_one_line(tmp_path, capsys, target,
+                                                                command):
+    program = relu_chain(2)
+    values = program["graph_module"]["graph"]["tensor_values"]
+    values["t1"] = copy.deepcopy(values["t1"])
+    values["t1"]["strides"] = values["t1"]["strides"][:1]  # one stride for two sizes
+    values["r"] = copy.deepcopy(values["t0"])
+    values["r"]["sizes"] = [{"as_int": 128}]
+    values["r"]["strides"] = [{"as_int": 1}]
+    arguments = [{"name": "self", "arg": {"as_tensor": {"name": "t1"}}, "kind": 1}]
+    arguments.append({"name": "shape", "arg": {"as_ints": [128]}, "kind": 1}
+                     if "reshape" in target else
+                     {"name": "start_dim", "arg": {"as_int": 0}, "kind": 1})
+    program["graph_module"]["graph"]["nodes"].append(
+        {"target": target, "inputs": arguments, "outputs": [{"as_tensor": {"name": "r"}}],
+         "metadata": {}})
+    path = write_pt2(tmp_path / "strides.pt2", program)
+    argv = [command, str(path)] + (["--png", str(tmp_path / "out.png")]
+                                   if command == "export" else [])
+    _one_line(capsys, 2, argv, "tensor 't1' has 1 strides for 2 sizes")
+    assert not (tmp_path / "out.png").exists()
