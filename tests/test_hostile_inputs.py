@@ -46,3 +46,12 @@ def test_a_reshape_of_a_tensor_with_too_few_strides_is_one_line(tmp_path, capsys
                                    if command == "export" else [])
     _one_line(capsys, 2, argv, "tensor 't1' has 1 strides for 2 sizes")
     assert not (tmp_path / "out.png").exists()
+
+
+@pytest.mark.parametrize("traces", [7, True, 2.5, "trace", None, {"0": []}])
+@pytest.mark.parametrize("command", ["plan", "allocator"])
+def test_device_traces_that_are_not_a_list_are_one_line(tmp_path, capsys, traces, command):
+    path = tmp_path / "odd.pickle"
+    path.write_bytes(pickle.dumps({"segments": [], "device_traces": traces}))
+    _one_line(capsys, 2, [command, str(path)], "no allocation trace")
+

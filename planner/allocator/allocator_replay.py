@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..conflicts.conflict_model import conflict_model
-from ..formats.torch_snapshot import ACTIVE_STATES, STEP_ACTIONS, read_snapshot
+from ..formats.torch_snapshot import ACTIVE_STATES, RECORD_HINT, STEP_ACTIONS, read_snapshot
 from ..model.graph import Graph
 from ..support.cancel import NEVER, Cancelled, CancelToken
 from ..support.errors import PlanError
@@ -194,9 +194,12 @@ def snapshot_events(path, device: int | None = None) -> tuple[list, list, dict, 
     path = Path(path)
     data = read_snapshot(path)
     traces = data.get("device_traces")
-    with_trace = [d for d, t in enumerate(traces or ()) if isinstance(t, list) and t]
+    # A number or a boolean here is no trace, as `load_snapshot` says too.
+    with_trace = [d for d, t in enumerate(traces) if isinstance(t, list) and t] \
+        if isinstance(traces, list) else []
     if not with_trace:
-        raise PlanError(f"{path}: the snapshot has no allocation trace (no device_traces)")
+        raise PlanError(f"{path}: the snapshot has no allocation trace (no device_traces): "
+                        f"{RECORD_HINT}")
     if device is None:
         device = with_trace[0]
     elif device not in with_trace:
