@@ -55,3 +55,24 @@ def test_device_traces_that_are_not_a_list_are_one_line(tmp_path, capsys, traces
     path.write_bytes(pickle.dumps({"segments": [], "device_traces": traces}))
     _one_line(capsys, 2, [command, str(path)], "no allocation trace")
 
+
+
+@pytest.mark.parametrize("command", ["plan", "allocator"])
+def test_overlapping_segments_are_refused_not_counted_twice(tmp_path, capsys, command):
+    mib, base = 1 << 20, 1 << 40
+
+    def segment(addr: int) -> dict:
+        return {"device": 0, "address": addr, "total_size": 20 * mib, "stream": 0,
+                "segment_type": "large", "frames": [], "blocks": [
+                    {"address": addr, "size": 20 * mib, "requested_size": 0,
+                     "state": "inactive", "frames": []}]}
+
+    events = [{"action": "alloc", "addr": base, "size": 512, "stream": 0, "time_us": 1,
+               "frames": []},
+              {"action": "free_completed", "addr": base, "size": 512, "stream": 0,
+               "time_us": 2, "frames": []}]
+    path = tmp_path / "overlap.pickle"
+    path.write_bytes(pickle.dumps({"segments": [segment(base), segment(base + 2 * mib)],
+                                   "device_traces": [events]}))
+    _one_line(capsys, 2, [command, str(path)], "segments 0x10000000000 (20,971,520 bytes) and "
+              "0x10000200000 (20,971,520 bytes) overlap")

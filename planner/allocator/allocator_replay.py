@@ -19,7 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..conflicts.conflict_model import conflict_model
-from ..formats.torch_snapshot import ACTIVE_STATES, RECORD_HINT, STEP_ACTIONS, read_snapshot
+from ..formats.torch_snapshot import (ACTIVE_STATES, RECORD_HINT, STEP_ACTIONS,
+                                      check_segments_apart, read_snapshot)
 from ..model.graph import Graph
 from ..support.cancel import NEVER, Cancelled, CancelToken
 from ..support.errors import PlanError
@@ -207,6 +208,12 @@ def snapshot_events(path, device: int | None = None) -> tuple[list, list, dict, 
                         f"{', '.join(map(str, with_trace))}")
     segments = [s for s in data.get("segments", [])
                 if isinstance(s, dict) and s.get("device", device) == device]
+    try:
+        check_segments_apart([(s["address"], s["total_size"]) for s in segments
+                              if type(s.get("address")) is int
+                              and type(s.get("total_size")) is int], device)
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
     settings = data.get("allocator_settings")
     return traces[device], segments, settings if isinstance(settings, dict) else {}, device
 
