@@ -4,6 +4,7 @@ while choosing as before on graphs with fewer."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -11,20 +12,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slabscope import planner
+from slabscope.app.cli import main
 from slabscope.planner.schedule import list_schedulers, schedule_exact
 from slabscope.planner.schedule.schedule_problem import ScheduleProblem, _positions
 from tests.strategies import small_graphs
 
 
-def ring(n: int) -> planner.Graph:
+def ring_data(n: int) -> dict:
     """n producers, each consumer reading two neighbours' buffers around a ring: the exact
     search's layers of downsets grow combinatorially."""
-    return planner.graph_from_dict({
-        "nodes": [f"p{i}" for i in range(n)] + [f"c{i}" for i in range(n)],
-        "edges": [[f"p{(i + k) % n}", f"c{i}"] for i in range(n) for k in (0, 1)],
-        "buffers": [{"name": f"b{i}", "bytes": 1024 * (1 + i % 7),
-                     "uses": [f"p{i}", f"c{i}", f"c{(i - 1) % n}"]} for i in range(n)]
-        + [{"name": f"o{i}", "bytes": 512, "uses": [f"c{i}"]} for i in range(n)]})
+    return {"nodes": [f"p{i}" for i in range(n)] + [f"c{i}" for i in range(n)],
+            "edges": [[f"p{(i + k) % n}", f"c{i}"] for i in range(n) for k in (0, 1)],
+            "buffers": [{"name": f"b{i}", "bytes": 1024 * (1 + i % 7),
+                         "uses": [f"p{i}", f"c{i}", f"c{(i - 1) % n}"]} for i in range(n)]
+            + [{"name": f"o{i}", "bytes": 512, "uses": [f"c{i}"]} for i in range(n)]}
+
+
+def ring(n: int) -> planner.Graph:
+    return planner.graph_from_dict(ring_data(n))
 
 
 def independent(n: int) -> planner.Graph:
@@ -118,3 +123,23 @@ def test_lpmf_chooses_as_before_when_few_nodes_are_ready(graph, noisy, seed):
     noise = np.random.default_rng(seed).uniform(0.5, 2.0, problem.n) if noisy else None
     assert list_schedulers.lpmf(problem, rank, noise).tolist() == \
         _lpmf_weighing_every_ready_node(problem, rank, noise)
+
+
+def test_a_schedule_cut_by_its_budget_says_so_and_one_within_its_steps_repeats():
+    graph = ring(40)
+    cut = planner.schedule(graph, iterations=10 ** 9, budget=0.0)
+    assert not cut.optimal and cut.cut_by_budget and cut.to_dict()["schedule_cut_by_budget"]
+    assert "s budget cut the work short after" in cut.proof
+    steps = [planner.schedule(graph, seed=3, iterations=40, budget=60.0) for _ in range(2)]
+    assert not steps[0].cut_by_budget and steps[0].iterations == 40
+    assert steps[0].order == steps[1].order and steps[0].peak_bytes == steps[1].peak_bytes
+
+
+def test_the_cut_is_in_the_text_and_the_json(tmp_path, capsys):
+    path = tmp_path / "ring.json"
+    path.write_text(json.dumps(ring_data(40)))
+    assert main(["plan", str(path), "--schedule", "best", "--budget", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["schedule_cut_by_budget"] is True
+    assert main(["plan", str(path), "--schedule", "best", "--budget", "0"]) == 0
+    assert "budget cut the work short" in capsys.readouterr().out
+

@@ -53,7 +53,8 @@ def run(args) -> int:
     with LongWork(args.file, args.timeout) as work:
         graph = load_graph(args, work.token)
         work.token.report("choosing the schedule")
-        graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
+        graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph),
+                                                  work.token)
         work.token.report("planning")
         result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
                               capacity=args.capacity, conflicts=conflicts,
