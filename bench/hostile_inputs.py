@@ -137,10 +137,12 @@ def relu_chain(n: int, node_name: str | None = "a", module: bool = False) -> dic
     return program
 
 
-def write_pt2(target: Path, program: dict) -> Path:
+def write_pt2(target: Path, program: dict | bytes) -> Path:
+    """mlp.pt2 with `program` (a dict, or the JSON's bytes) as its model JSON."""
+    text = program if isinstance(program, bytes) else json.dumps(program).encode()
     with zipfile.ZipFile(MLP) as source, zipfile.ZipFile(target, "w") as out:
         for info in source.infolist():
-            data = json.dumps(program).encode() if info.filename == MODEL else source.read(info)
+            data = text if info.filename == MODEL else source.read(info)
             out.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED)
     return target
 

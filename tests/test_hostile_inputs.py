@@ -4,6 +4,7 @@ each now ends in one line with exit 2, or a correct result with a note."""
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 
 import pytest
@@ -76,3 +77,40 @@ def test_overlapping_segments_are_refused_not_counted_twice(tmp_path, capsys, co
                                    "device_traces": [events]}))
     _one_line(capsys, 2, [command, str(path)], "segments 0x10000000000 (20,971,520 bytes) and "
               "0x10000200000 (20,971,520 bytes) overlap")
+
+
+def _argument_error(capsys, argv: list[str]) -> str:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("value", ["9" * 26, str(1 << 44), "9" * 5000, "-1", "0", "1e3"])
+def test_max_split_size_past_64_bits_or_not_a_number_is_refused(capsys, value):
+    err = _argument_error(capsys, ["allocator", "assets/example_graphs/diamond.json",
+                                   "--max-split-size-mb", value])
+    assert "--max-split-size-mb" in err and len(err) < 300
+
+
+def test_the_largest_max_split_size_is_accepted(capsys):
+    assert main(["allocator", "assets/example_graphs/diamond.json", "--max-split-size-mb",
+                 str((1 << 44) - 1)]) == 0
+
+
+@pytest.mark.parametrize("option", ["--seed", "--iterations", "--budget", "--capacity"])
+def test_a_five_thousand_digit_argument_is_not_echoed_whole(capsys, option):
+    err = _argument_error(capsys, ["plan", "assets/example_graphs/diamond.json", option,
+                                   "9" * 5000])
+    assert len(err) < 400 and "5,0" in err
+
+
+def test_an_integer_past_pythons_digit_limit_names_no_interpreter_knob(tmp_path, capsys):
+    program = relu_chain(1)
+    program["graph_module"]["graph"]["tensor_values"]["t0"] = {"dtype": 7, "sizes": []}
+    text = json.dumps(program).replace('"sizes": []', '"sizes": [{"as_int": ' + "9" * 5000 + "}]")
+    path = write_pt2(tmp_path / "digits.pt2", text.encode())
+    err = _one_line(capsys, 2, ["plan", str(path)], "an integer of over 4,300 digits")
+    assert "set_int_max_str_digits" not in err

@@ -30,6 +30,8 @@ SUBCOMMANDS = {
 
 EXIT_BAD_INPUT = 2
 EXIT_CAPACITY = 3
+# An argument error quotes the value given; past this many characters it is cut.
+ARGUMENT_MESSAGE_LIMIT = 200
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -39,8 +41,10 @@ class OneLineParser(argparse.ArgumentParser):
         """Print `prog: error: message` and exit 2, as argparse does, without the usage."""
         from slabscope.planner.formats.safety.input_limits import one_line
 
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} "
-                                  f"(see {self.prog} --help)\n")
+        text = one_line(message)
+        if len(text) > ARGUMENT_MESSAGE_LIMIT:  # argparse quotes the value given, however long
+            text = f"{text[:ARGUMENT_MESSAGE_LIMIT]}... ({len(text):,} characters)"
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {text} (see {self.prog} --help)\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -15,6 +15,8 @@ from slabscope import planner
 from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.planner.allocator.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings
+from slabscope.planner.formats.safety.input_limits import INTEGER_DIGITS_LIMIT, quoted
+from slabscope.planner.model.graph import SIZE_LIMIT
 
 # Sizes of created segments printed in the text summary (JSON lists them all).
 SIZES_SHOWN = 24
@@ -37,12 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _megabytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of MiB: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of MiB, got {value}")
+    # Compared as text first: int() of thousands of digits is slow and its error names a knob.
+    digits = text.strip().lstrip("+")
+    if len(digits) > INTEGER_DIGITS_LIMIT or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number of MiB up to "
+                                         f"{SIZE_LIMIT >> 20:,}: {quoted(text, 30)}")
+    value = int(digits)
+    if value <= 0 or value << 20 > SIZE_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be a positive number of MiB up to "
+                                         f"{SIZE_LIMIT >> 20:,} (sizes are 64-bit), got {value:,}")
     return value << 20
 
 

@@ -20,6 +20,7 @@ import json
 import lzma
 import re
 import struct
+import sys
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -125,8 +126,9 @@ def _parse_program(text: str, where: str):
                         f"{exc.msg}") from None
     except RecursionError:
         raise PlanError(f"{where}: JSON nests too deep") from None
-    except ValueError as exc:  # an integer past Python's digit limit
-        raise PlanError(f"{where}: {_first_line(exc)}") from None
+    except ValueError:  # an integer past Python's digit limit (its message names a knob)
+        raise PlanError(f"{where}: an integer of over {sys.get_int_max_str_digits():,} digits; "
+                        f"a size, an offset or a count has at most 20") from None
     except MemoryError:
         raise PlanError(f"{where}: out of memory decoding {len(text):,} characters of JSON "
                         f"(under the {DECODE_BYTES_LIMIT:,}-byte estimate)") from None
