@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -186,6 +188,20 @@ def many_streams(streams: int):
     return make
 
 
+def million_nodes(folder: Path) -> list[str]:
+    """Issue 38 #6: a `.pt2` program of 1,000,000 relus."""
+    return ["plan", str(write_pt2(folder / "million.pt2", relu_chain(1_000_000, None)))]
+
+
+def wide_transformer(folder: Path) -> list[str]:
+    """Issue 38 #6: `generate transformer` with 1,024 heads: 74,000 nodes, a 28 MB graph."""
+    path = folder / "transformer.json"
+    subprocess.run([sys.executable, "-m", "slabscope.app.cli", "generate", "transformer",
+                    "--seq", "16", "--width", "1024", "--ffn", "16", "--heads", "1024",
+                    "--layers", "9", "-o", str(path)], check=True, capture_output=True)
+    return ["plan", str(path)]
+
+
 # (label, maker): every maker writes into the folder it is given and returns the arguments.
 CASES = [
     ("#1 model JSON of 120 MiB of [], (deflate)", deflate_lists),
@@ -200,4 +216,6 @@ CASES = [
     ("#3 40,000 relus without nn_module_stack", no_module_stack),
     ("#4 allocator, 8,000 streams", many_streams(8_000)),
     ("#4 allocator, 20,000 streams", many_streams(20_000)),
+    ("#6 .pt2 of 1,000,000 nodes", million_nodes),
+    ("#6 transformer of 1,024 heads (dag model)", wide_transformer),
 ]

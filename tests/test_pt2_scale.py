@@ -1,11 +1,15 @@
-"""`.pt2` programs of many nodes, built here: naming stays linear when names repeat, every name
-stays unique, and the graph is what the same program with distinct names gives."""
+"""Large graphs, built here: `.pt2` naming stays linear when names repeat (every name unique,
+the graph what distinct names give), and what is too large is refused up front in one line."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from bench.hostile_inputs import relu_chain, write_pt2
+from slabscope.app.cli import main
+from slabscope.planner.conflicts import dag_model
+from slabscope.planner.formats import torch_export_import
 from slabscope.planner.formats.torch_export_import import UniqueNames, load_pt2
 
 
@@ -39,3 +43,27 @@ def test_buffers_without_a_module_load_in_linear_time_and_match_distinct_names(t
     scoped, _ = load_pt2(write_pt2(tmp_path / "scoped.pt2", relu_chain(3000, None, True)))
     assert [b.bytes for b in scoped.buffers] == [b.bytes for b in graph.buffers]
     assert [b.uses for b in scoped.buffers] == [b.uses for b in graph.buffers]
+
+
+def test_a_program_over_the_node_limit_is_refused_up_front(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(torch_export_import, "NODES_LIMIT", 50)
+    path = write_pt2(tmp_path / "many.pt2", relu_chain(51))
+    assert main(["plan", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "51 nodes is over the limit of 50" in err
+
+
+def test_a_graph_too_large_for_the_dag_model_is_refused_naming_the_way_out(tmp_path, capsys,
+                                                                           monkeypatch):
+    # 74,000 nodes needed tens of GB for the closure as lists: refused before building it.
+    monkeypatch.setattr(dag_model, "CLOSURE_BYTES_LIMIT", 10_000)
+    path = tmp_path / "wide.json"
+    n = 150  # independent branches: not a chain, so the closure would be built
+    path.write_text(json.dumps({
+        "nodes": ["src"] + [f"n{i}" for i in range(n)],
+        "edges": [["src", f"n{i}"] for i in range(n)],
+        "buffers": [{"name": f"b{i}", "bytes": 64, "uses": ["src", f"n{i}"]} for i in range(n)]}))
+    assert main(["plan", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "over the 10,000-byte limit" in err and "--conflicts serial" in err
+    assert main(["plan", str(path), "--conflicts", "serial"]) == 0

@@ -32,6 +32,9 @@ SCALAR_TYPES = {
     34: ("uint32", 4), 35: ("uint64", 8),
 }
 WEIGHT_SPECS = ("parameter", "buffer", "tensor_constant")
+# Real exported programs have thousands to tens of thousands of nodes; reading one takes about
+# 6 KB a node and planning it about 0.3 ms, so past this many a file is refused up front.
+NODES_LIMIT = 100_000
 _SHOWN_ARGUMENT = 60  # characters of a non-tensor argument the node panel shows
 
 
@@ -528,6 +531,9 @@ def load_pt2(path, include_weights: bool = False) -> tuple[Graph, ExportNotes]:
 def _build(archive, path: Path, include_weights: bool) -> tuple[Graph, ExportNotes]:
     builder = _Builder(archive.program, str(path), include_weights)
     entries = _list(builder.graph.get("nodes", []), "graph.nodes")
+    if len(entries) > NODES_LIMIT:
+        raise PlanError(f"{len(entries):,} nodes is over the limit of {NODES_LIMIT:,} for an "
+                        f"exported program (reading one takes about 6 KB a node)")
     taken = UniqueNames()
     names = _node_names(entries, taken)
     upload, readback = taken.fresh("upload", "_"), taken.fresh("readback", "_")
