@@ -202,6 +202,44 @@ def wide_transformer(folder: Path) -> list[str]:
     return ["plan", str(path)]
 
 
+def fragmented_snapshot(blocks: int, pairs: int) -> dict:
+    """One segment of `blocks` 4 KiB blocks allocated in the trace, every other one freed, then
+    `pairs` alloc/free pairs inside one hole (issue 38 #5)."""
+    base, size = 1 << 40, 4096
+    events = [{"action": "segment_alloc", "addr": base, "size": blocks * size, "stream": 0,
+               "time_us": 0, "frames": []}]
+
+    def event(action: str, addr: int) -> None:
+        events.append({"action": action, "addr": addr, "size": size, "stream": 0,
+                       "time_us": len(events), "frames": []})
+
+    for i in range(blocks):
+        event("alloc", base + i * size)
+    for i in range(0, blocks, 2):
+        event("free_requested", base + i * size)
+        event("free_completed", base + i * size)
+    for _ in range(pairs):
+        event("alloc", base + 2 * size)
+        event("free_requested", base + 2 * size)
+        event("free_completed", base + 2 * size)
+    state = [{"address": base + i * size, "size": size, "requested_size": size if i % 2 else 0,
+              "state": "active_allocated" if i % 2 else "inactive", "frames": []}
+             for i in range(blocks)]
+    return {"segments": [{"device": 0, "address": base, "total_size": blocks * size,
+                          "stream": 0, "segment_type": "large", "frames": [], "blocks": state}],
+            "device_traces": [events], "allocator_settings": {}, "external_annotations": []}
+
+
+def fragmented(command: str):
+    """Issue 38 #5: `command` on 200,000 blocks, every other freed, then 100,000 pairs in one
+    hole (41 MB; the issue's was 300,000 pairs)."""
+    def make(folder: Path) -> list[str]:
+        path = folder / "fragmented.pickle"
+        path.write_bytes(pickle.dumps(fragmented_snapshot(200_000, 100_000)))
+        return [command, str(path)]
+    return make
+
+
 # (label, maker): every maker writes into the folder it is given and returns the arguments.
 CASES = [
     ("#1 model JSON of 120 MiB of [], (deflate)", deflate_lists),
@@ -216,6 +254,8 @@ CASES = [
     ("#3 40,000 relus without nn_module_stack", no_module_stack),
     ("#4 allocator, 8,000 streams", many_streams(8_000)),
     ("#4 allocator, 20,000 streams", many_streams(20_000)),
+    ("#5 fragmented snapshot, plan (open)", fragmented("plan")),
+    ("#5 fragmented snapshot, allocator (open)", fragmented("allocator")),
     ("#6 .pt2 of 1,000,000 nodes", million_nodes),
     ("#6 transformer of 1,024 heads (dag model)", wide_transformer),
 ]
