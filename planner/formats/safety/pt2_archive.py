@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...support.errors import PlanError
-from .input_limits import TEXT_BYTES_LIMIT, open_regular, quoted
+from .input_limits import open_regular, quoted
 
 # Weights make archives large, and are never read: only the size of the central directory counts.
 ARCHIVE_BYTES_LIMIT = 1 << 44
