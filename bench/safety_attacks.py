@@ -1,9 +1,11 @@
 """Replay the output-safety and session-path attacks of issues 23 and 25 against source trees and
 print what each did: exit code, whether stderr was one line without a traceback, whether the
-input survived, how long it took.
+input survived, how long it took. Then the hostile and huge inputs of issue 38
+(bench/hostile_inputs.py), each under a time and memory cap, with its time and peak memory.
 
     python bench/safety_attacks.py                      # this checkout
     python bench/safety_attacks.py --baseline /tmp/base  # beside another tree (e.g. f5ea06f)
+    python bench/safety_attacks.py --only 38 --cap-s 60 --cap-gb 4   # issue 38's cases alone
 
 Every file is made in a fresh temporary folder; nothing outside it is written.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -22,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.hostile_inputs import CASES  # noqa: E402
 from bench.trees import python_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,11 +125,72 @@ def replay(tree: Path) -> list[tuple[str, str, float]]:
     return rows
 
 
+def measure(tree: Path, folder: Path, argv: list[str], cap_s: float,
+            cap_bytes: int) -> tuple[str, float, float]:
+    """(outcome, seconds, peak resident GB) of `slabscope argv` from `tree` in `folder`, its
+    address space capped at `cap_bytes` and its time at `cap_s`."""
+    env = {**os.environ, "PYTHONPATH": python_path(tree), "QT_QPA_PLATFORM": "offscreen"}
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+
+    started = time.monotonic()
+    timed_out = False
+    with open(folder / "stderr", "w+b") as err:
+        child = subprocess.Popen([sys.executable, "-m", "slabscope.app.cli", *argv], cwd=folder,
+                                 env=env, stdout=subprocess.DEVNULL, stderr=err,
+                                 preexec_fn=cap)
+        while True:  # wait4, not wait: it gives the child's peak resident memory
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - started > cap_s:
+                child.kill()
+                pid, status, usage = os.wait4(child.pid, 0)
+                timed_out = True
+                break
+            time.sleep(0.02)
+        child.returncode = code = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - started
+        err.seek(0)
+        text = err.read().decode(errors="replace").replace(f"{folder}/", "")
+    peak = usage.ru_maxrss * 1024  # kilobytes on Linux
+    lines = text.strip().splitlines()
+    if timed_out:
+        shown = f"over {cap_s:g} s"
+    else:
+        shown = f"{code!s:>4}  " + ("traceback: " + (lines[-1][:50] if lines else "")
+                                    if "Traceback" in text else
+                                    f"{len(lines)} line: {lines[0][11:81] if lines else ''}")
+    return shown, seconds, peak / 1e9
+
+
+def replay_hostile(tree: Path, cap_s: float, cap_gb: float) -> list[tuple[str, str, float, float]]:
+    """Each of issue 38's cases against `tree`."""
+    rows = []
+    for label, maker in CASES:
+        with tempfile.TemporaryDirectory(prefix="slabscope_hostile_") as name:
+            argv = maker(Path(name))
+            rows.append((label, *measure(tree, Path(name), argv, cap_s, int(cap_gb * (1 << 30)))))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, default=ROOT, help="source tree to attack")
     parser.add_argument("--baseline", type=Path, help="another tree, shown beside it")
+    parser.add_argument("--only", choices=["23", "38"], help="only one round's attacks")
+    parser.add_argument("--cap-s", type=float, default=60.0, help="time cap per case (issue 38)")
+    parser.add_argument("--cap-gb", type=float, default=4.0,
+                        help="address-space cap per case in GiB (issue 38)")
     args = parser.parse_args()
+    if args.only != "38":
+        _print_outputs(args)
+    if args.only != "23":
+        _print_hostile(args)
+
+
+def _print_outputs(args) -> None:
     mine = replay(args.tree)
     base = replay(args.baseline) if args.baseline else None
     width = max(len(label) for label, _, _ in mine)
@@ -135,6 +200,20 @@ def main() -> None:
         line = f"{label:<{width}}  {outcome:<48}  {seconds:6.1f}"
         if base:
             line += f"   | {base[k][1]}  {base[k][2]:.1f}"
+        print(line)
+
+
+def _print_hostile(args) -> None:
+    mine = replay_hostile(args.tree, args.cap_s, args.cap_gb)
+    base = replay_hostile(args.baseline, args.cap_s, args.cap_gb) if args.baseline else None
+    width = max(len(label) for label, *_ in mine)
+    print(f"\nissue 38 cases, each capped at {args.cap_s:g} s and {args.cap_gb:g} GiB")
+    print(f"{'case':<{width}}  {'exit  stderr (this tree)':<82}  {'s':>6}  {'peak GB':>7}"
+          + ("   | baseline: exit  stderr  s  peak GB" if base else ""))
+    for k, (label, outcome, seconds, peak) in enumerate(mine):
+        line = f"{label:<{width}}  {outcome:<82}  {seconds:6.1f}  {peak:7.2f}"
+        if base:
+            line += f"   | {base[k][1]}  {base[k][2]:.1f}  {base[k][3]:.2f}"
         print(line)
 
 

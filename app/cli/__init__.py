@@ -32,6 +32,8 @@ SUBCOMMANDS = {
 
 EXIT_BAD_INPUT = 2
 EXIT_CAPACITY = 3
+# An argument error quotes the value given; past this many characters it is cut.
+ARGUMENT_MESSAGE_LIMIT = 200
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -41,8 +43,10 @@ class OneLineParser(argparse.ArgumentParser):
         """Print `prog: error: message` and exit 2, as argparse does, without the usage."""
         from slabscope.planner.formats.safety.input_limits import one_line
 
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} "
-                                  f"(see {self.prog} --help)\n")
+        text = one_line(message)
+        if len(text) > ARGUMENT_MESSAGE_LIMIT:  # argparse quotes the value given, however long
+            text = f"{text[:ARGUMENT_MESSAGE_LIMIT]}... ({len(text):,} characters)"
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {text} (see {self.prog} --help)\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -121,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
         except PlanError as exc:
             print(f"slabscope: {_message(exc)}", file=sys.stderr)
             return getattr(exc, "exit_code", EXIT_BAD_INPUT)  # a timeout is 3
+        except MemoryError:
+            # The limits bound every input's cost, but not the machine's memory or a ulimit cap.
+            _discard_stdout()
+            what = getattr(args, "file", None) or "the command"
+            print(f"slabscope: {what}: ran out of memory (the machine's memory or a ulimit cap "
+                  f"is under what this input needs; see docs/input_limits.md)", file=sys.stderr)
+            return EXIT_BAD_INPUT
         except OSError as exc:  # writing the output: a full disk (/dev/full), a closed stream
             _discard_stdout()
             where = f"{exc.filename}: " if exc.filename else ""

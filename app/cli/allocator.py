@@ -12,8 +12,11 @@ import argparse
 import json
 
 from slabscope import planner
+from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.planner.allocator.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings
+from slabscope.planner.formats.safety.input_limits import INTEGER_DIGITS_LIMIT, quoted
+from slabscope.planner.model.graph import SIZE_LIMIT
 
 # Sizes of created segments printed in the text summary (JSON lists them all).
 SIZES_SHOWN = 24
@@ -32,15 +35,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="snapshots only: the device whose trace to replay (default: the "
                              "first with one)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_timeout_option(parser)
 
 
 def _megabytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of MiB: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of MiB, got {value}")
+    # Compared as text first: int() of thousands of digits is slow and its error names a knob.
+    digits = text.strip().lstrip("+")
+    if len(digits) > INTEGER_DIGITS_LIMIT or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number of MiB up to "
+                                         f"{SIZE_LIMIT >> 20:,}: {quoted(text, 30)}")
+    value = int(digits)
+    if value <= 0 or value << 20 > SIZE_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be a positive number of MiB up to "
+                                         f"{SIZE_LIMIT >> 20:,} (sizes are 64-bit), got {value:,}")
     return value << 20
 
 
@@ -50,15 +57,19 @@ def run(args) -> int:
     is_snapshot = args.file.lower().endswith(".pickle")
     if args.device is not None and not is_snapshot:
         raise planner.PlanError("--device applies only to PyTorch memory snapshots (.pickle)")
-    if is_snapshot:
-        replay = replay_snapshot(args.file, args.device, expandable_segments=expandable,
-                                 max_split_size=args.max_split_size_mb)
-        graph = planner.load_snapshot(args.file, device=args.device)
-    else:
-        graph = planner.load(args.file)
-        settings = AllocatorSettings().with_changes(expandable, args.max_split_size_mb)
-        replay = replay_graph(graph, settings)
-    slab = planner.plan(graph, conflicts=planner.default_conflicts(graph)).slab_bytes
+    with LongWork(args.file, args.timeout) as work:
+        if is_snapshot:
+            replay = replay_snapshot(args.file, args.device, expandable_segments=expandable,
+                                     max_split_size=args.max_split_size_mb, cancel=work.token)
+            work.token.report("loading")
+            graph = planner.load_snapshot(args.file, device=args.device)
+        else:
+            graph = planner.load(args.file, cancel=work.token)
+            settings = AllocatorSettings().with_changes(expandable, args.max_split_size_mb)
+            replay = replay_graph(graph, settings, work.token)
+        work.token.report("planning")
+        slab = planner.plan(graph, conflicts=planner.default_conflicts(graph),
+                            cancel=work.token).slab_bytes
     if args.json:
         data = {"file": args.file, "kind": "snapshot" if is_snapshot else "graph",
                 **replay.summary(), "slab_bytes": slab}

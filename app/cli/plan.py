@@ -62,7 +62,8 @@ def run(args) -> int:
             shared = in_place(graph)
             graph, merged = shared.graph, shared.merged
         work.token.report("choosing the schedule")
-        graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph))
+        graph, conflicts, chosen = apply_schedule(args, graph, conflicts_for(args, graph),
+                                                  work.token)
         work.token.report("planning")
         result = planner.plan(graph, algorithm=args.algorithm, order=split_order(args.order),
                               capacity=args.capacity, conflicts=conflicts,

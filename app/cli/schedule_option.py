@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from slabscope import planner
+from slabscope.planner.support.cancel import NEVER, CancelToken
 
 SCHEDULES = ("given", "best")
 
@@ -18,17 +19,19 @@ def add_schedule_option(parser: argparse.ArgumentParser) -> None:
                              "implies --conflicts serial; uses --seed, --iterations, --budget)")
 
 
-def apply_schedule(args: argparse.Namespace, graph: planner.Graph, conflicts: str
+def apply_schedule(args: argparse.Namespace, graph: planner.Graph, conflicts: str,
+                   cancel: CancelToken = NEVER
                    ) -> tuple[planner.Graph, str, planner.Schedule | None]:
     """(graph, conflicts, schedule): with `--schedule best`, the graph scheduled in the best
-    order found, under the serial model; otherwise all three as they were (schedule None)."""
+    order found, under the serial model; otherwise all three as they were (schedule None).
+    `cancel` reaches the search (`--timeout` stops it)."""
     if getattr(args, "schedule", "given") != "best":
         return graph, conflicts, None
     if args.conflicts == "dag":
         raise planner.PlanError("--schedule best plans one serial order; it cannot be "
                                 "combined with --conflicts dag")
     chosen = planner.schedule(graph, seed=args.seed, iterations=args.iterations,
-                              budget=args.budget)
+                              budget=args.budget, cancel=cancel)
     if chosen.fixed is None:
         graph = planner.with_schedule(graph, chosen.order)
     return graph, "serial", chosen

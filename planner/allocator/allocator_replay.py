@@ -19,8 +19,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..conflicts.conflict_model import conflict_model
-from ..formats.torch_snapshot import ACTIVE_STATES, STEP_ACTIONS, read_snapshot
+from ..formats.torch_snapshot import (ACTIVE_STATES, RECORD_HINT, STEP_ACTIONS,
+                                      check_segments_apart, read_snapshot)
 from ..model.graph import Graph
+from ..support.cancel import NEVER, Cancelled, CancelToken
 from ..support.errors import PlanError
 from ..support.gc_pause import paused_collection
 from .caching_allocator import (SMALL_BUFFER, SMALL_SIZE, AllocatorSettings, CachingAllocator,
@@ -30,6 +32,8 @@ SEGMENT_MADE = frozenset({"segment_alloc", "segment_map"})
 SEGMENT_GONE = frozenset({"segment_free", "segment_unmap"})
 TOP_FREE_BLOCKS = 8
 TOP_LIVE_BUFFERS = 12
+# Events (or steps) replayed between two progress reports and cancel checks.
+REPORT_EVERY = 4096
 
 
 class FreeBlock(NamedTuple):
@@ -146,12 +150,13 @@ def _largest_free(model: CachingAllocator) -> tuple[FreeBlock, ...]:
 
 # --- graphs --------------------------------------------------------------------------------
 
-def replay_graph(graph: Graph, settings: AllocatorSettings | None = None) -> AllocatorReplay:
+def replay_graph(graph: Graph, settings: AllocatorSettings | None = None,
+                 cancel: CancelToken = NEVER) -> AllocatorReplay:
     """What the caching allocator would reserve running `graph`'s schedule from an empty cache.
 
     Each buffer is allocated (its own bytes, on its stream if the graph came from a snapshot)
     at the first step that uses it, in request order, and freed after the last; step t's frees
-    follow its allocs.
+    follow its allocs. `cancel` is told the progress and may stop the work.
     """
     with paused_collection():
         first, last = conflict_model(graph, "serial").use_steps()
@@ -168,6 +173,8 @@ def replay_graph(graph: Graph, settings: AllocatorSettings | None = None) -> All
         blocks: dict[int, object] = {}
         buffers = graph.buffers
         for t in range(steps):
+            if t % REPORT_EVERY == 0:
+                cancel.report("replaying the allocator", t / steps)
             for i in starts[t]:
                 buffer = buffers[i]
                 blocks[i] = model.malloc(buffer.bytes, streams.get(buffer.name, 0))
@@ -188,9 +195,12 @@ def snapshot_events(path, device: int | None = None) -> tuple[list, list, dict, 
     path = Path(path)
     data = read_snapshot(path)
     traces = data.get("device_traces")
-    with_trace = [d for d, t in enumerate(traces or ()) if isinstance(t, list) and t]
+    # A number or a boolean here is no trace, as `load_snapshot` says too.
+    with_trace = [d for d, t in enumerate(traces) if isinstance(t, list) and t] \
+        if isinstance(traces, list) else []
     if not with_trace:
-        raise PlanError(f"{path}: the snapshot has no allocation trace (no device_traces)")
+        raise PlanError(f"{path}: the snapshot has no allocation trace (no device_traces): "
+                        f"{RECORD_HINT}")
     if device is None:
         device = with_trace[0]
     elif device not in with_trace:
@@ -198,16 +208,24 @@ def snapshot_events(path, device: int | None = None) -> tuple[list, list, dict, 
                         f"{', '.join(map(str, with_trace))}")
     segments = [s for s in data.get("segments", [])
                 if isinstance(s, dict) and s.get("device", device) == device]
+    try:
+        check_segments_apart([(s["address"], s["total_size"]) for s in segments
+                              if type(s.get("address")) is int
+                              and type(s.get("total_size")) is int], device)
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
     settings = data.get("allocator_settings")
     return traces[device], segments, settings if isinstance(settings, dict) else {}, device
 
 
 def replay_snapshot(path, device: int | None = None, *, expandable_segments: bool | None = None,
-                    max_split_size: int | None = None) -> AllocatorReplay:
+                    max_split_size: int | None = None, cancel: CancelToken = NEVER
+                    ) -> AllocatorReplay:
     """Replay a snapshot's trace through the model and compare its segments with the recorded.
 
     The settings are the snapshot's `allocator_settings`, changed by `expandable_segments` and
-    `max_split_size` (bytes) when given. Errors are one-line `PlanError`s naming the file.
+    `max_split_size` (bytes) when given. Errors are one-line `PlanError`s naming the file;
+    `cancel` is told the progress and may stop the work.
     """
     path = Path(path)
     with paused_collection():
@@ -215,7 +233,9 @@ def replay_snapshot(path, device: int | None = None, *, expandable_segments: boo
         settings = AllocatorSettings.from_snapshot(raw_settings).with_changes(
             expandable_segments, max_split_size)
         try:
-            return _SnapshotReplay(events, segments, settings).run()
+            return _SnapshotReplay(events, segments, settings).run(cancel)
+        except Cancelled:
+            raise
         except PlanError as exc:
             raise PlanError(f"{path}: device {device}: {exc}") from None
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -325,7 +345,7 @@ class _SnapshotReplay:
 
     # The trace ----------------------------------------------------------------------------
 
-    def run(self) -> AllocatorReplay:
+    def run(self, cancel: CancelToken = NEVER) -> AllocatorReplay:
         model = self.model
         live = self._initial_state()
         recorder = _Recorder(model)
@@ -345,7 +365,9 @@ class _SnapshotReplay:
                     return addr
             return None
 
-        for event in self.events:
+        for k, event in enumerate(self.events):
+            if k % REPORT_EVERY == 0:
+                cancel.report("replaying the allocator", k / len(self.events))
             action, addr, size = event["action"], event["addr"], event["size"]
             if action == "alloc":
                 if addr in live:

@@ -11,6 +11,7 @@ retry when a `capacity` is given.
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -28,6 +29,10 @@ NO_LIMIT = (1 << 64) - 1        # max_split_size when unset (SIZE_MAX)
 # A synthetic address space for segments the model makes without a recorded address: far above
 # any device pointer a snapshot holds, so they never overlap a real segment.
 SYNTHETIC_BASE = 1 << 56
+# The address range a synthetic expandable segment may grow into: past any device's memory.
+EXPANDABLE_RANGE = 1 << 50
+# Block keys, unique for the process's life.
+_BLOCK_KEYS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -86,10 +91,13 @@ class Block:
     """A run of bytes in one segment, free (cached) or allocated; linked to its neighbours."""
 
     __slots__ = ("addr", "size", "stream", "small", "segment", "prev", "next", "allocated",
-                 "requested")
+                 "requested", "key")
 
     def __init__(self, addr: int, size: int, stream: int, small: bool, segment: "Segment"):
         self.addr, self.size, self.stream = addr, size, stream
+        # Unique for the model's life: a modelled segment may overlap a recorded one (or a
+        # huge one its synthetic neighbour), so an address alone does not name a free block.
+        self.key = next(_BLOCK_KEYS)
         self.small, self.segment = small, segment
         self.prev: Block | None = None
         self.next: Block | None = None
@@ -204,9 +212,12 @@ class CachingAllocator:
         self.capacity = capacity
         self.stats = AllocatorStats()
         self.segments: dict[int, Segment] = {}
-        # Cached free blocks per pool (True: small), sorted by (stream, size, address).
-        self._free: dict[bool, list[tuple[int, int, int]]] = {True: [], False: []}
-        self._free_at: dict[int, Block] = {}  # address -> cached free block
+        # Cached free blocks per pool (True: small), sorted by (stream, size, address, key).
+        self._free: dict[bool, list[tuple[int, int, int, int]]] = {True: [], False: []}
+        self._free_at: dict[int, Block] = {}  # block key -> cached free block
+        # Every cached free block by (size, address, key), whatever its pool and stream: the
+        # largest are its end, so the state at each peak costs no walk over thousands of streams.
+        self._by_size: list[tuple[int, int, int]] = []
         self._next_synthetic = SYNTHETIC_BASE
         self._requests = 0
         self._split_limit = self.settings.split_limit
@@ -216,13 +227,15 @@ class CachingAllocator:
     # --- the free-block index -------------------------------------------------------------
 
     def _cache(self, block: Block) -> None:
-        insort(self._free[block.small], (block.stream, block.size, block.addr))
-        self._free_at[block.addr] = block
+        insort(self._free[block.small], (block.stream, block.size, block.addr, block.key))
+        insort(self._by_size, (block.size, block.addr, block.key))
+        self._free_at[block.key] = block
 
     def _uncache(self, block: Block) -> None:
         keys = self._free[block.small]
-        del keys[bisect_left(keys, (block.stream, block.size, block.addr))]
-        del self._free_at[block.addr]
+        del keys[bisect_left(keys, (block.stream, block.size, block.addr, block.key))]
+        del self._by_size[bisect_left(self._by_size, (block.size, block.addr, block.key))]
+        del self._free_at[block.key]
 
     # --- malloc ---------------------------------------------------------------------------
 
@@ -271,14 +284,14 @@ class CachingAllocator:
         i = bisect_left(keys, (stream, size, -1))
         if i == len(keys) or keys[i][0] != stream:
             return None
-        block = self._free_at[keys[i][2]]
+        block = self._free_at[keys[i][3]]
         if block.segment.expandable and block.next is None:
             # An expandable segment's free tail can grow, so for best fit it counts as larger
             # than any other block that fits: take the smallest of those if there is one.
             for j in range(i + 1, len(keys)):
                 if keys[j][0] != stream:
                     break
-                other = self._free_at[keys[j][2]]
+                other = self._free_at[keys[j][3]]
                 if not (other.segment.expandable and other.next is None):
                     block = other
                     break
@@ -323,7 +336,7 @@ class CachingAllocator:
         given = segment_address(mapped, stream) if segment_address is not None else None
         if segment is None:
             addr = given if given is not None and given not in self.segments else \
-                self._synthetic(1 << 40)
+                self._synthetic(EXPANDABLE_RANGE)
             segment = Segment(addr, 0, stream, small, expandable=True)
             self._expandable[(small, stream)] = segment
             self.segments[addr] = segment
@@ -444,8 +457,8 @@ class CachingAllocator:
         False (and nothing changes) when the model has no such segment or part of it is in use.
         """
         segment = self.segments.get(addr)
-        block = self._free_at.get(addr)
-        if segment is None or block is None or block.prev is not None or block.next is not None:
+        block = segment.tail if segment is not None else None
+        if block is None or block.allocated or block.prev is not None or block.next is not None:
             return False
         self._uncache(block)
         del self.segments[addr]
@@ -457,7 +470,8 @@ class CachingAllocator:
 
     def empty_cache(self) -> None:
         """`release_cached_blocks`: return every segment that is wholly free."""
-        for addr in [a for a, b in self._free_at.items() if b.prev is None and b.next is None]:
+        for addr in [b.segment.addr for b in self._free_at.values()
+                     if b.prev is None and b.next is None]:
             self.release_segment(addr)
 
     # --- building state that predates a trace ---------------------------------------------
@@ -516,20 +530,9 @@ class CachingAllocator:
     def free_blocks(self, count: int | None = None) -> list[Block]:
         """The cached free blocks, largest first, equal sizes by descending address (the `count`
         largest when given)."""
-        if count is None:
-            return sorted(self._free_at.values(), key=lambda b: (-b.size, -b.addr))
-        # Each pool's index is sorted by (stream, size, address): a stream's run ends with its
-        # largest blocks, and among equal sizes the highest addresses, hence that tie order.
-        found = []
-        for keys in self._free.values():
-            end = len(keys)
-            while end:
-                stream = keys[end - 1][0]
-                start = bisect_left(keys, (stream,))
-                found.extend(keys[max(start, end - count):end])
-                end = start
-        found.sort(key=lambda key: (-key[1], -key[2]))
-        return [self._free_at[key[2]] for key in found[:count]]
+        largest = self._by_size[::-1] if count is None else \
+            self._by_size[:-count - 1:-1] if count > 0 else []
+        return [self._free_at[key] for _, _, key in largest]
 
     def largest_free_block(self) -> int:
         """The size of the largest cached free block (0 when none)."""

@@ -17,7 +17,30 @@ from ..model.graph import Graph
 from ..model.intervals import first_last, overlap_mask, overlap_pairs
 from ..model.reachability import closure
 from ..support.cancel import NEVER, CancelToken
+from ..support.errors import PlanError
 from .antichain import ChainNetwork, LowerBound, bound_of, heaviest_antichain, peak_live
+
+
+# The bitsets of the closure and of the conflict masks: two per node over the nodes, two per node
+# over the buffers. Past this many bytes of them (before Python's own overhead) a graph is
+# refused up front: 74,000 nodes and 120,000 buffers would need 3.6 GB, then tens as lists.
+CLOSURE_BYTES_LIMIT = 1 << 30
+
+
+def closure_bytes(graph: Graph) -> int:
+    """The bytes the dag model's reachability and conflict bitsets of `graph` take."""
+    n = len(graph.nodes)
+    return 2 * n * (n + len(graph.buffers)) // 8
+
+
+def check_closure_size(graph: Graph) -> None:
+    """A PlanError naming the limit when `graph` is too large for the dag model's bitsets."""
+    need = closure_bytes(graph)
+    if need > CLOSURE_BYTES_LIMIT:
+        raise PlanError(f"the dag model of {len(graph.nodes):,} nodes and {len(graph.buffers):,} "
+                        f"buffers needs {need:,} bytes of reachability sets, over the "
+                        f"{CLOSURE_BYTES_LIMIT:,}-byte limit; plan it in its schedule's order "
+                        f"with --conflicts serial")
 
 
 class DagConflicts:
@@ -146,6 +169,7 @@ class DagConflicts:
     def _closure(self, cancel: CancelToken = NEVER) -> tuple[list[int], list[int]]:
         """(after, before): strict reachability as bitsets over topological positions."""
         if self._reach is None:
+            check_closure_size(self.graph)
             self._reach = closure(self.graph.successors, self.graph.topo, cancel)
         return self._reach
 

@@ -33,6 +33,9 @@ SCALAR_TYPES = {
     34: ("uint32", 4), 35: ("uint64", 8),
 }
 WEIGHT_SPECS = ("parameter", "buffer", "tensor_constant")
+# Real exported programs have thousands to tens of thousands of nodes; reading one takes about
+# 6 KB a node and planning it about 0.3 ms, so past this many a file is refused up front.
+NODES_LIMIT = 100_000
 _SHOWN_ARGUMENT = 60  # characters of a non-tensor argument the node panel shows
 
 
@@ -307,7 +310,7 @@ class _Builder:
         self.metas = _Metas(_dict(graph.get("tensor_values", {}), "graph.tensor_values"))
         self.tensors: dict[str, _Tensor] = {}
         self.buffers: dict[str, dict] = {}  # root tensor -> name, bytes, shape, dtype, kind, uses
-        self.names: set[str] = set()
+        self.names = UniqueNames()
         self.edges: set[tuple[str, str]] = set()
         self.last_writer: dict[str, str] = {}  # root -> the node that wrote it last
         self.readers: dict[str, list[str]] = {}  # root -> nodes that used it since that write
@@ -317,12 +320,7 @@ class _Builder:
     # --- buffers -------------------------------------------------------------------------
 
     def _unique(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.names:
-            k += 1
-            name = f"{base} #{k}"
-        self.names.add(name)
-        return name
+        return self.names.fresh(base, " #")
 
     def new_buffer(self, tensor: str, name: str, kind: str, producer: str | None) -> None:
         """Record `tensor` as a buffer of its own (none when it has no elements)."""
@@ -468,8 +466,11 @@ class _Builder:
         """Whether `result` shares `source`'s storage (ops that may copy decide by the metas)."""
         overload = aten_overload(target)
         if overload in RESHAPES:
-            return view_strides(self.metas.ints(source, "sizes"), self.metas.ints(source, "strides"),
-                                self.metas.ints(result, "sizes")) is not None
+            sizes, strides = self.metas.ints(source, "sizes"), self.metas.ints(source, "strides")
+            if len(strides) != len(sizes):
+                raise PlanError(f"tensor {source!r} has {len(strides)} strides for "
+                                f"{len(sizes)} sizes")
+            return view_strides(sizes, strides, self.metas.ints(result, "sizes")) is not None
         if overload in SAME_OR_COPY or alias.maybe:
             return self.metas.same_storage_layout(source, result)
         return True
@@ -496,8 +497,9 @@ def _node_attrs(target: str, metadata: dict, shapes: list[str], alias_notes: lis
     return attrs
 
 
-def _node_names(nodes: list, taken: set[str]) -> list[str]:
-    """Per node: its serialized name, else its first result's, else `op_i`; unique."""
+def _node_names(nodes: list, taken: UniqueNames) -> list[str]:
+    """Per node: its serialized name, else its first result's, else `op_i`; unique (a name given
+    again gets `_2`, `_3`, ...)."""
     names = []
     for i, entry in enumerate(nodes):
         entry = _dict(entry, f"graph.nodes[{i}]")
@@ -508,19 +510,30 @@ def _node_names(nodes: list, taken: set[str]) -> list[str]:
             except (PlanError, IndexError):
                 first = []
             name = first[0] if first else f"{_short_op(str(entry.get('target')))}_{i}"
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        names.append(name)
+        names.append(taken.fresh(name, "_"))
     return names
 
 
-def _free_name(base: str, taken: set[str]) -> str:
-    name = base
-    while name in taken:
-        name = "_" + name
-    taken.add(name)
-    return name
+class UniqueNames:
+    """Names made unique by a numbered suffix (`base`, `base<sep>2`, ...) in time linear in the
+    names: a counter per base resumes where the last one stopped, so 20,000 nodes named alike
+    do not test 1, 2, ... 20,000 suffixes each."""
+
+    def __init__(self):
+        self.taken: set[str] = set()
+        self.next: dict[tuple[str, str], int] = {}
+
+    def fresh(self, base: str, sep: str) -> str:
+        """`base` if free, else `base<sep>k` for the least free k >= 2 past those given."""
+        name = base
+        if name in self.taken:
+            k = self.next.get((base, sep), 2)
+            while f"{base}{sep}{k}" in self.taken:
+                k += 1
+            self.next[(base, sep)] = k + 1
+            name = f"{base}{sep}{k}"
+        self.taken.add(name)
+        return name
 
 
 def load_pt2(path, include_weights: bool = False) -> tuple[Graph, ExportNotes]:
@@ -542,9 +555,12 @@ def load_pt2(path, include_weights: bool = False) -> tuple[Graph, ExportNotes]:
 def _build(archive, path: Path, include_weights: bool) -> tuple[Graph, ExportNotes]:
     builder = _Builder(archive.program, str(path), include_weights)
     entries = _list(builder.graph.get("nodes", []), "graph.nodes")
-    taken: set[str] = set()
+    if len(entries) > NODES_LIMIT:
+        raise PlanError(f"{len(entries):,} nodes is over the limit of {NODES_LIMIT:,} for an "
+                        f"exported program (reading one takes about 6 KB a node)")
+    taken = UniqueNames()
     names = _node_names(entries, taken)
-    upload, readback = _free_name("upload", taken), _free_name("readback", taken)
+    upload, readback = taken.fresh("upload", "_"), taken.fresh("readback", "_")
     builder.inputs(upload)
     nodes = [builder.node(i, entry, name) for i, (entry, name) in enumerate(zip(entries, names))]
 

@@ -107,6 +107,21 @@ def _load(path: Path, device: int | None) -> Graph:
     return graph
 
 
+def check_segments_apart(segments, device: int) -> None:
+    """A PlanError when two of the (address, size) segments overlap: each is a device allocation
+    of its own, so overlapping ones are a damaged snapshot, and their reserved bytes would be
+    counted twice."""
+    end, last = None, None
+    for addr, size in sorted(segments):
+        if size and end is not None and addr < end:
+            raise PlanError(f"device {device}: segments {last[0]:#x} ({last[1]:,} bytes) and "
+                            f"{addr:#x} ({size:,} bytes) overlap; a snapshot's segments are "
+                            f"separate device allocations, so its reserved bytes would count "
+                            f"the overlap twice")
+        if size and (end is None or addr + size > end):
+            end, last = addr + size, (addr, size)
+
+
 class _TraceReader:
     """One device's events and final segments, turned into steps and blocks."""
 
@@ -125,6 +140,7 @@ class _TraceReader:
         self._add_active_segment_blocks(segments)
         final = [(_u64(s, "address", f"segment at index {i}"),
                   _u64(s, "total_size", f"segment at index {i}")) for i, s in enumerate(segments)]
+        check_segments_apart(final, device)
         self.final_reserved = sum(size for _, size in final)
         self.seen_segments.update(final)
 

@@ -21,11 +21,20 @@ import numpy as np
 
 from .schedule_problem import ScheduleProblem
 
+# Ready nodes LPMF weighs at each step: every one on most graphs, a bounded few on graphs with
+# thousands ready at once (scanning them all made 40,000 independent nodes take 66 s).
+LPMF_CANDIDATES = 64
+
 
 def lpmf(problem: ScheduleProblem, rank: np.ndarray, noise: np.ndarray | None = None
          ) -> np.ndarray:
     """Least peak memory first. `noise`, when given, scales each node's byte counts (a seeded
-    restart's perturbation of the greedy choice)."""
+    restart's perturbation of the greedy choice).
+
+    Each step weighs at most `LPMF_CANDIDATES` ready nodes, those that became ready first (by
+    `rank` among those ready at once), so a graph with thousands of nodes ready at once costs
+    linear, not quadratic, time; each node's new and freed bytes are kept up to date as buffers
+    start and end, in time linear in the uses."""
     n = problem.n
     sizes = problem.sizes.tolist()
     node_bufs = [problem.buffers_of(v).tolist() for v in range(n)]
@@ -38,24 +47,18 @@ def lpmf(problem: ScheduleProblem, rank: np.ndarray, noise: np.ndarray | None = 
     scale = [1.0] * n if noise is None else noise.tolist()
     rank_of = rank.tolist()
     done = [False] * n
-    new_bytes: dict[int, int] = {}
-    freed_bytes: dict[int, int] = {}
+    # Per node: bytes its step would start (buffers not started yet) and free (its last use).
+    new_bytes = [sum(sizes[b] for b in node_bufs[v]) for v in range(n)]
+    freed_bytes = [sum(sizes[b] for b in node_bufs[v] if remaining[b] == 1) for v in range(n)]
 
-    def stats(v: int) -> None:
-        new = freed = 0
-        for b in node_bufs[v]:
-            if not started[b]:
-                new += sizes[b]
-            if remaining[b] == 1:
-                freed += sizes[b]
-        new_bytes[v], freed_bytes[v] = new, freed
-
-    ready = [v for v in range(n) if indegree[v] == 0]
-    for v in ready:
-        stats(v)
+    waiting = [(rank_of[v], v) for v in range(n) if indegree[v] == 0]
+    heapq.heapify(waiting)
+    ready: list[int] = []  # the candidates, at most LPMF_CANDIDATES
     resident = peak = 0
     order = []
-    while ready:
+    while ready or waiting:
+        while waiting and len(ready) < LPMF_CANDIDATES:
+            ready.append(heapq.heappop(waiting)[1])
         within = None
         lowest = None
         for v in ready:
@@ -74,20 +77,20 @@ def lpmf(problem: ScheduleProblem, rank: np.ndarray, noise: np.ndarray | None = 
         peak = max(peak, step)
         resident = step - freed_bytes[v]
         order.append(v)
-        touched = set()
+        done[v] = True
         for b in node_bufs[v]:
-            started[b] = True
             remaining[b] -= 1
-            touched.update(buf_uses[b])
+            if not started[b]:
+                started[b] = True
+                for u in buf_uses[b]:
+                    new_bytes[u] -= sizes[b]
+            if remaining[b] == 1:  # the one use left now frees it
+                u = next(u for u in buf_uses[b] if not done[u])
+                freed_bytes[u] += sizes[b]
         for s in succs[v]:
             indegree[s] -= 1
             if indegree[s] == 0:
-                ready.append(s)
-                touched.add(s)
-        done[v] = True
-        for u in touched:
-            if indegree[u] == 0 and not done[u]:
-                stats(u)
+                heapq.heappush(waiting, (rank_of[s], s))
     return np.asarray(order, dtype=np.int64)
 
 

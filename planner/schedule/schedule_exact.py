@@ -21,6 +21,9 @@ import numpy as np
 
 from .schedule_problem import ScheduleProblem
 
+# Downsets expanded between two calls of `check` (a few milliseconds of work).
+CHECK_EVERY = 256
+
 
 @dataclass(frozen=True)
 class Reordering:
@@ -43,7 +46,7 @@ def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last:
     At most `state_limit` downsets are kept per layer: past that the layer is cut to the most
     promising ones when `truncate` (a beam search, no longer a proof), or the search stops with
     no order; so it does past `total_limit` downsets in all. `check` is called once per layer
-    (it may raise to cancel).
+    and every `CHECK_EVERY` downsets inside one (it may raise to cancel).
     """
     w = len(nodes)
     local = {v: k for k, v in enumerate(nodes)}
@@ -83,7 +86,11 @@ def reorder(problem: ScheduleProblem, nodes: list[int], first: np.ndarray, last:
     for _ in range(w):
         check()
         following: dict[int, tuple] = {}
-        for done, (peak, total, resident, ready, _, _) in layer.items():
+        for count, (done, (peak, total, resident, ready, _, _)) in enumerate(layer.items()):
+            if count % CHECK_EVERY == CHECK_EVERY - 1:
+                check()  # one layer can hold millions of downsets: the deadline is met inside
+            if not truncate and len(following) > state_limit:
+                return Reordering(None, 0, 0, False)  # past the limit this layer is refused
             waiting = ready
             while waiting:
                 low = waiting & -waiting

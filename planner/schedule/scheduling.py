@@ -65,7 +65,9 @@ class Schedule:
     `lower_bound_bytes`: no order's peak is lower (the bytes live at `bound_node`'s step in every
     order); `proof`: "optimal" or how far the peak is above the bound; `fixed`: why the order
     cannot change (then `order` is the given one); `source`: where the order came from;
-    `iterations`: steps of improvement spent (with `seed`, replaying them gives this order).
+    `iterations`: steps of improvement spent (with `seed`, replaying them gives this order);
+    `cut_by_budget`: whether the budget stopped work the iterations still allowed (then another
+    run may find another order).
     """
 
     order: tuple[str, ...]
@@ -79,6 +81,7 @@ class Schedule:
     source: str
     seed: int
     iterations: int
+    cut_by_budget: bool = False
 
     @property
     def optimal(self) -> bool:
@@ -93,7 +96,8 @@ class Schedule:
                 "schedule_lower_bound_bytes": self.lower_bound_bytes,
                 "schedule_proof": self.proof, "schedule_source": self.source,
                 "schedule_fixed": self.fixed, "schedule_seed": self.seed,
-                "schedule_iterations": self.iterations}
+                "schedule_iterations": self.iterations,
+                "schedule_cut_by_budget": self.cut_by_budget}
 
 
 def fixed_reason(graph: Graph) -> str | None:
@@ -148,11 +152,13 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     bound = schedule_bound(problem, graph.topo, cancel)
     optimal = best_peak <= bound.bytes
     used = 0
+    cut = False  # whether a deadline stopped work that the step counts still allowed
     beam = None
     if not optimal and problem.n <= EXACT_NODES:
         with paused_collection():  # the DP's many small tuples would make the collector rescan
             found = _dp(problem, best, best_peak, time.perf_counter() + EXACT_SHARE * budget,
                         cancel, EXACT_STATES, truncate=False, strict=True)
+        cut |= found is None
         if found is not None and found.order is not None:
             best, best_peak, source = np.asarray(found.order, dtype=np.int64), found.peak, "exact"
         optimal = found is not None and found.complete
@@ -160,6 +166,7 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
         with paused_collection():
             found = _dp(problem, best, best_peak, time.perf_counter() + BEAM_SHARE * budget,
                         cancel, BEAM_STATES, truncate=True, strict=False)
+        cut |= found is None
         if found is not None and found.order is not None and found.peak < best_peak:
             beam = np.asarray(found.order, dtype=np.int64)
     if not optimal:
@@ -169,6 +176,7 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
                               [] if beam is None else [beam])
         improved, origin = search.run(best)
         used = search.used
+        cut |= search.cut
         new_peak = problem.peak(improved)
         if new_peak < best_peak:
             best, best_peak = improved, new_peak
@@ -177,9 +185,12 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
         optimal = best_peak <= bound.bytes
     proof = "optimal" if optimal else \
         f"within {best_peak / bound.bytes - 1:.1%} of the lower bound" if bound.bytes else ""
+    cut = cut and not optimal  # an optimal order is the answer however the work stopped
+    if cut:
+        proof += f"; the {budget:g} s budget cut the work short after {used:,} steps"
     return Schedule(tuple(names[v] for v in best), best_peak, given_peak, peaks, bound.bytes,
                     names[bound.node] if bound.node >= 0 else None, proof, None, source, seed,
-                    used)
+                    used, cut)
 
 
 class _OutOfTime(Exception):
@@ -228,11 +239,14 @@ class _Improvement:
         self.deadline = deadline
         self.cancel = cancel
         self.used = 0
+        self.cut = False  # whether the deadline stopped steps the limit still allowed
 
     def over(self) -> bool:
         self.cancel.check()
-        return (self.limit is not None and self.used >= self.limit) or \
-            time.perf_counter() >= self.deadline
+        if self.limit is not None and self.used >= self.limit:
+            return True
+        self.cut = time.perf_counter() >= self.deadline
+        return self.cut
 
     def run(self, start: np.ndarray) -> tuple[np.ndarray, str]:
         """The best order found from `start` and the restarts, and where it came from
