@@ -71,6 +71,8 @@ def test_the_column_chooser_shows_and_hides_columns_and_the_name_gives_room(qtbo
 
 def test_a_narrower_inspector_narrows_the_name_only(qtbot, window):
     inspector = window.inspector
+    window.docks["inspector"].raise_()  # the Peak tab is in front of it
+    qtbot.waitUntil(inspector.isVisible)
     header = inspector.table.horizontalHeader()
     widths = {c: header.sectionSize(COLUMNS.index(c)) for c in ("bytes", "offset", "lifetime")}
     name_width = header.sectionSize(COLUMNS.index("name"))

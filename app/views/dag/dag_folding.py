@@ -56,7 +56,7 @@ def fold_groups(graph: Graph) -> NodeGroups:
     groups = node_groups(graph, accept=acyclic)
     if len(groups.labels) <= FOLD_GROUPS and acyclic(groups):
         return groups
-    topo = graph.reachability.topo
+    topo = graph.topo
     size = -(-len(topo) // FOLD_GROUPS)
     runs: list[list[int]] = [[]]
     for v in topo:

@@ -85,7 +85,7 @@ def _keyed_runs(graph: Graph, keys: list[str], how: str) -> NodeGroups:
     group_of = [0] * len(keys)
     labels: list[str] = []
     previous = None
-    for v in graph.reachability.topo:
+    for v in graph.topo:
         if keys[v] != previous:
             labels.append(keys[v])
             previous = keys[v]
@@ -103,7 +103,7 @@ def _chain_groups(graph: Graph) -> NodeGroups:
             predecessors[s].append(v)
     group_of = [-1] * len(graph.nodes)
     count = 0
-    for v in graph.reachability.topo:
+    for v in graph.topo:
         preds = predecessors[v]
         if len(preds) == 1 and len(successors[preds[0]]) == 1:
             group_of[v] = group_of[preds[0]]
@@ -111,7 +111,7 @@ def _chain_groups(graph: Graph) -> NodeGroups:
             group_of[v] = count
             count += 1
     members: list[list[int]] = [[] for _ in range(count)]
-    for v in graph.reachability.topo:
+    for v in graph.topo:
         members[group_of[v]].append(v)
     labels = []
     for nodes in members:
