@@ -37,11 +37,9 @@ shot() {  # OUT FILE ARGS...: one picture of the docs; FILE is relative to the r
 }
 EXAMPLES=assets/example_graphs
 shot window.png tests/data/pt2/attention.pt2 --view window --width 1280 --height 800
-shot peak.png tests/data/pt2/attention.pt2 --view map --width 900 --height 320
 shot allocator.png tests/data/tiny_snapshot.pickle --view map --addresses pytorch --width 900 --height 320
 shot snapshot-window.png tests/data/tiny_snapshot.pickle --view window --width 1280 --height 800
-shot runs-unfused.png $EXAMPLES/relu_unfused.json --view slab --width 900 --height 220
-shot runs-fused.png $EXAMPLES/relu_fused.json --view slab --width 900 --height 220
+shot compare.png $EXAMPLES/relu_unfused.json --view compare --compare ../$EXAMPLES/relu_fused.json --width 1100 --height 420
 shot slab.png $EXAMPLES/luminal_join.json --view slab --width 900 --height 260 --scale 2
 shot dag.png $EXAMPLES/diamond_exec.json --view dag --width 700 --height 420 --scale 2
 shot lifetimes.png $EXAMPLES/luminal_chain.json --view map --width 900 --height 320 --scale 2
