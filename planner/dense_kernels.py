@@ -20,7 +20,8 @@ tree node holds its children's runs, so an insert stops at the first node where 
 covered the span. A cursor climbs from 0, jumping past every run that blocks it: each list is
 searched by galloping from where the cursor left it, and walked while its runs block
 (`_settle`); first fit stops where none does. Best fit must measure every gap that holds the
-request, so it merges the lists by start through a heap of their heads instead (`_best_fit`).
+request: from first fit's gap up it merges the lists by start through a tournament tree of their
+heads, walking a list on while its runs lie closer together than the request (`_best_fit`).
 The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
@@ -37,6 +38,9 @@ from ._numba import njit
 from .cancel import NEVER, CancelToken
 
 FIRST_FIT, BEST_FIT = 0, 1
+
+# A list key that no span start reaches: the list is exhausted.
+_NONE = np.iinfo(np.int64).max
 
 # Conflicting pairs (or runs) visited between two looks at the cancel token or stop flag.
 CHUNK_PAIRS = 1 << 23
@@ -370,75 +374,83 @@ def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
     return cursor, read
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _sift_down(keys, owners, count, k):
-    """Restore the min-heap keys[:count] (with owners alongside) below position k."""
-    while True:
-        low = k
-        left = 2 * k + 1
-        if left < count and keys[left] < keys[low]:
-            low = left
-        if left + 1 < count and keys[left + 1] < keys[low]:
-            low = left + 1
-        if low == k:
-            return
-        keys[k], keys[low] = keys[low], keys[k]
-        owners[k], owners[low] = owners[low], owners[k]
-        k = low
-
-
 @njit(cache=True, nogil=True)
-def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners):
+def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
     """The start of the smallest gap that holds `need` bytes among the spans in the nodes'
     lists (heads[:lists] to tails, each sorted and disjoint), the lowest of equal gaps, else
-    the top; (offset, entries read).
+    the top; (offset, entries read). `keys` and `tree` are scratch of `_tree_leaves(lists)`
+    and three times as many entries.
 
-    The lists are merged by start through a heap of their heads: the lowest head either blocks
-    the cursor (the cursor moves to its end), lies wholly below it (its list gallops to its
-    first span ending above the cursor), or closes a gap that holds the request, which is
-    measured before the cursor moves past the span. Each span above the answer costs a heap
-    step, not a look at every list."""
+    First fit's climb (`_settle`) reaches the lowest gap that holds the request; from there
+    the lists are merged by start through a tournament tree of their heads. The lowest head
+    either lies wholly below the cursor (its list gallops to its first span ending above it)
+    or closes a gap (measured when it holds the request) or blocks the cursor; the cursor then
+    moves to its end, and on along the same list while that list's next span starts too close
+    above the cursor for the request to fit between: a gap narrower than the request is no
+    candidate, whatever the other lists hold there. A gap of exactly the request's size ends
+    the search: none is smaller, and this one is the lowest of its size."""
     window = _window(need)
-    count = 0
-    for q in range(lists):
-        keys[count] = span_lo[heads[q]]
-        owners[count] = q
-        count += 1
-    for k in range(count // 2 - 1, -1, -1):
-        _sift_down(keys, owners, count, k)
-    cursor = 0
+    cursor, read = _settle(0, window, lists, heads, tails, span_lo, span_hi)
+    leaves = _tree_leaves(lists)
+    losers = tree[:leaves]  # losers[v]: the list that lost the match at node v (v >= 1)
+    winners = tree[leaves:]  # winners[v]: the list that won it (leaves at leaves + q)
+    for q in range(leaves):
+        keys[q] = span_lo[heads[q]] if q < lists and heads[q] < tails[q] else _NONE
+        winners[leaves + q] = q
+    for v in range(leaves - 1, 0, -1):
+        a = winners[2 * v]
+        b = winners[2 * v + 1]
+        if keys[b] < keys[a]:
+            winners[v], losers[v] = b, a
+        else:
+            winners[v], losers[v] = a, b
+    top = winners[1] if leaves > 1 else 0
     best = -1
     best_gap = 0
-    read = 0
-    while count > 0:
-        q = owners[0]
+    while keys[top] != _NONE:
+        q = top
         h = heads[q]
+        end = tails[q]
         read += 1
         if span_hi[h] <= cursor:  # wholly below the cursor: find the list's next span above
-            h = _first_above(span_hi, h, tails[q], cursor)
-        elif span_lo[h] - cursor >= window:  # it closes a gap that holds the request
-            gap = span_lo[h] - cursor
-            if best < 0 or gap < best_gap:
-                best = cursor
-                best_gap = gap
-                if gap == need:  # no gap is smaller; this is the lowest of its size
-                    return best, read
-            cursor = span_hi[h]
-            h += 1
-        else:  # it blocks the cursor
-            cursor = span_hi[h]
-            h += 1
-        heads[q] = h
-        if h == tails[q]:
-            count -= 1
-            keys[0] = keys[count]
-            owners[0] = owners[count]
+            h = _first_above(span_hi, h, end, cursor)
         else:
-            keys[0] = span_lo[h]
-        _sift_down(keys, owners, count, 0)
+            gap = span_lo[h] - cursor
+            if gap >= window:  # it closes a gap that holds the request
+                if best < 0 or gap < best_gap:
+                    best = cursor
+                    best_gap = gap
+                    if gap == need:
+                        return best, read
+            cursor = span_hi[h]
+            h += 1
+            while h < end and span_lo[h] - cursor < window:
+                cursor = span_hi[h]
+                h += 1
+                read += 1
+        heads[q] = h
+        keys[q] = span_lo[h] if h < end else _NONE
+        # Replay q's matches from its leaf up; the last winner is the lowest head.
+        v = (leaves + q) >> 1
+        while v >= 1:
+            other = losers[v]
+            if keys[other] < keys[q]:
+                losers[v] = q
+                q = other
+            v >>= 1
+        top = q
     if best >= 0:
         return best, read
     return cursor, read
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tree_leaves(lists):
+    """The leaves of a tournament tree over `lists` lists: a power of two, at least one."""
+    leaves = 1
+    while leaves < lists:
+        leaves <<= 1
+    return leaves
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -453,7 +465,7 @@ def _add_list(base, fill, v, lists, heads, tails):
 
 @njit(cache=True, nogil=True)
 def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_fill, span_lo,
-                span_hi, heads, tails, keys, owners):
+                span_hi, heads, tails, keys, tree):
     """The offset that `fit` gives `need` bytes clear of the placed buffers
     overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
@@ -483,12 +495,12 @@ def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_f
         b >>= 1
     if fit == FIRST_FIT:
         return _settle(0, _window(need), lists, heads, tails, span_lo, span_hi)
-    return _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners)
+    return _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree)
 
 
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
-                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, keys, owners,
+                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, keys, tree,
                     pair_limit):
     """Place order[begin:] until about `pair_limit` entries were read; the index of the next
     request to place (order.shape[0] when done). Each placed span joins the runs of the
@@ -502,7 +514,7 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
         e = last[i]
         need = size[i]
         at, read = _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base,
-                               run_fill, span_lo, span_hi, heads, tails, keys, owners)
+                               run_fill, span_lo, span_hi, heads, tails, keys, tree)
         visited += read
         end = at + need
         offset[i] = at
@@ -569,11 +581,12 @@ class IntervalPlacer:
         # that tile its other steps.
         depth = self.leaves.bit_length() + 1
         heads, tails = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
-        keys, owners = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
+        leaves = 1 << (3 * depth - 1).bit_length()  # `_tree_leaves(3 * depth)`
+        keys, tree = np.empty(leaves, np.int64), np.empty(3 * leaves, np.int64)
         place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
             order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
             cover_fill, self.run_base, run_fill, span_lo, span_hi, offset,
-            heads, tails, keys, owners, CHUNK_PAIRS))
+            heads, tails, keys, tree, CHUNK_PAIRS))
         return offset
 
 
