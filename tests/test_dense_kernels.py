@@ -341,8 +341,10 @@ def test_first_and_best_fit_over_hundreds_of_spans_per_lifetime(seed):
 def test_best_fit_on_a_dense_trace_is_the_bucketed_best_fit(seed):
     # A generated trace at Y_1's shape (thousands of buffers, most short-lived, sizes from a
     # palette, so gaps of exactly a request's size are common): best fit over the nodes' run
-    # lists, which starts at first fit's gap and passes gaps narrower than the request list by
-    # list, against best fit over every conflicting span gathered one by one.
+    # lists, which starts at first fit's gap, passes gaps narrower than the request list by
+    # list and keeps the union of the last path's nodes (requests in order near it, far ones
+    # out of order, long lifetimes joining nodes on it), against best fit over every
+    # conflicting span gathered one by one.
     from bench.dense_trace import dense_arrays
 
     lower, upper, size = dense_arrays(3000, live=300, seed=seed)
