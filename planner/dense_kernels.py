@@ -608,8 +608,8 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
     """Place order[begin:] until about `pair_limit` entries were read; the index of the next
     request to place (order.shape[0] when done). Each placed span joins the runs of the
     lifetime tree's nodes that tile its lifetime and of the start tree's nodes above its first
-    step, up to the first that already held it; and the path cache's levels built over the
-    lifetime tree's node it joins on leaf s's path, if they are leaf s's."""
+    step, up to the first that already held it; and best fit's path cache at every level built
+    over a lifetime tree node it joins (`_path_insert`)."""
     visited = 0
     request = begin
     caching = path_base.shape[0] > 0
