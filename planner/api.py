@@ -33,8 +33,10 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
     `capacity`, when given, is a hard limit in bytes; `conflicts` is "dag" (default) or
     "serial"; `budget` is the seconds "search" may spend; `cancel` stops the work from another
     thread (raising `Cancelled`). "search" is reproducible: `seed` picks its random choices
-    and `iterations`, when given, bounds its steps; the same graph, seed and iterations give
-    the same plan, and the budget only cuts the work short.
+    and `iterations`, when given, bounds its steps (else the budget buys a fixed number of
+    steps per second, scaled to the graph: `search_iterations`); the same graph, seed and
+    iterations (or budget) give the same plan, and the budget's deadline only cuts the work
+    short, which the plan's proof then says.
     """
     if algorithm not in ALGORITHMS:
         raise PlanError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
@@ -57,12 +59,13 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
     return result
 
 
-def search_iterations(graph: Graph, conflicts: str = "dag") -> int:
-    """The steps "search" takes on `graph` when `iterations` is not given to a caller that wants
-    the same plan on any machine: a fixed amount of work scaled to the graph (a few seconds
-    on 2 cores for dense traces), which the budget only caps."""
+def search_iterations(graph: Graph, conflicts: str = "dag", budget: float = 2.0) -> int:
+    """The steps "search" takes on `graph` in `budget` seconds when `iterations` is not given:
+    a fixed amount of work for each second of the budget (never a measurement of the machine),
+    scaled to the graph, so the same graph, seed and budget give the same plan on any machine
+    unless the deadline cuts the work short."""
     with paused_collection():
-        return default_iterations(graph, conflict_model(graph, conflicts))
+        return default_iterations(graph, conflict_model(graph, conflicts), budget)
 
 
 def lower_bound(graph: Graph, conflicts: str = "dag", *, cancel: CancelToken = NEVER

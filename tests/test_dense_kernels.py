@@ -305,13 +305,14 @@ def test_first_and_best_fit_over_run_lists_are_the_lowest_gap(lists, need):
     spans = [span for spans in lists for span in spans]
     for fit in (dense_kernels.FIRST_FIT, dense_kernels.BEST_FIT):
         heads, tails = starts[:-1].copy(), starts[1:].copy()
-        keys, owners = np.empty(len(sizes), np.int64), np.empty(len(sizes), np.int64)
+        leaves = dense_kernels._tree_leaves(len(sizes))
+        keys, tree = np.empty(leaves, np.int64), np.empty(3 * leaves, np.int64)
         if fit == dense_kernels.FIRST_FIT:
             at, _ = dense_kernels._settle(0, max(need, 1), len(sizes), heads, tails, lo, hi)
             if need > 0:
                 assert at == plain_lowest(spans, need)
         else:
-            at, _ = dense_kernels._best_fit(need, len(sizes), heads, tails, lo, hi, keys, owners)
+            at, _ = dense_kernels._best_fit(need, len(sizes), heads, tails, lo, hi, keys, tree)
         assert at == gap(spans, need, fit)
 
 
@@ -334,3 +335,29 @@ def test_first_and_best_fit_over_hundreds_of_spans_per_lifetime(seed):
     interval = dense_kernels.IntervalPlacer(size, first, last)
     for fit in (dense_kernels.FIRST_FIT, dense_kernels.BEST_FIT):
         assert interval.offsets(order, fit).tolist() == bitset.offsets(order, fit).tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_best_fit_on_a_dense_trace_is_the_bucketed_best_fit(seed):
+    # A generated trace at Y_1's shape (thousands of buffers, most short-lived, sizes from a
+    # palette, so gaps of exactly a request's size are common): best fit over the nodes' run
+    # lists, which starts at first fit's gap, passes gaps narrower than the request list by
+    # list and keeps the union of the last path's nodes (requests in order near it, far ones
+    # out of order, long lifetimes joining nodes on it), against best fit over every
+    # conflicting span gathered one by one.
+    from bench.dense_trace import dense_arrays
+
+    lower, upper, size = dense_arrays(3000, live=300, seed=seed)
+    first, last = lower.astype(np.int64), (upper - 1).astype(np.int64)
+    size = size.astype(np.int64)
+    size[::17] = 0
+    overlap = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
+    np.fill_diagonal(overlap, False)
+    masks = [int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
+             for row in overlap]
+    bitset = dense_kernels.BitsetPlacer(size, dense_kernels.bitset_rows(masks, len(size)))
+    interval = dense_kernels.IntervalPlacer(size, first, last)
+    index = np.arange(len(size))
+    for order in (index, np.lexsort((index, first, -size)), index[::-1].copy()):
+        assert (interval.offsets(order, dense_kernels.BEST_FIT).tolist()
+                == bitset.offsets(order, dense_kernels.BEST_FIT).tolist())

@@ -4,7 +4,7 @@
 graph's own model, `planner.default_conflicts`: serial for MiniMalloc chains, dag otherwise) and
 `--budget` (the seconds search may spend, default 2), and search's `--seed` (default 0) and
 `--iterations` (the most steps it may take; the same seed and iterations give the same plan;
-by default a fixed number scaled to the graph).
+by default a fixed number for each second of the budget, scaled to the graph).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from slabscope import planner
 
 DEFAULT_ALGORITHM = "first-fit"
 DEFAULT_BUDGET = 2.0
-# A search taking its default steps (a fixed amount of work, a few seconds on 2 cores) is
-# capped at this many seconds unless `--budget` says otherwise: a busy machine still finishes it.
+# Without `--budget` or `--iterations`, a search takes the steps the default budget buys (a
+# fixed amount of work, a couple of seconds on 2 cores) and is capped at this many seconds
+# instead: a busy machine still finishes them. A given budget is the deadline itself.
 SCALED_SEARCH_CEILING = 20.0
 
 
@@ -39,17 +40,19 @@ def add_planning_options(parser: argparse.ArgumentParser) -> None:
                         help="conflict model: dag (may run concurrently) or serial (one "
                              "schedule); default: serial for MiniMalloc chains, dag otherwise")
     parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET, action=_GivenBudget,
-                        help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g}; "
-                             f"a search with its default steps is capped at "
-                             f"{SCALED_SEARCH_CEILING:g} s)")
+                        help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g}); "
+                             f"without --iterations each second buys a fixed number of steps, "
+                             f"so the same file, seed and budget give the same plan unless the "
+                             f"deadline cuts the work short (the default budget's steps may run "
+                             f"up to {SCALED_SEARCH_CEILING:g} s)")
     parser.add_argument("--seed", type=_seed, default=0,
                         help="the search algorithm's random seed (default 0)")
     parser.add_argument("--iterations", type=_steps, metavar="N",
                         help="the most steps search may take (one packing of a request order, "
                              "or one node of exact search); the same file, seed and N give the "
                              "same plan on any machine, the budget only cuts it short "
-                             "(default: a fixed number scaled to the graph, a few seconds "
-                             "of work)")
+                             "(default: a fixed number for each second of --budget, scaled "
+                             "to the graph)")
 
 
 class _GivenBudget(argparse.Action):
@@ -80,14 +83,15 @@ def _steps(text: str) -> int:
 
 def search_options(args: argparse.Namespace, graph: planner.Graph, conflicts: str) -> dict:
     """The `budget`, `seed` and `iterations` keywords of `planner.plan` the user chose. Without
-    `--iterations`, a search takes the steps scaled to `graph`, so a file gives the same plan on
-    a quiet and on a busy machine: the budget (`SCALED_SEARCH_CEILING` unless given) only caps
-    them, and the plan says so when it does."""
+    `--iterations`, a search takes the steps its budget buys (a fixed number per second, scaled
+    to `graph`), so a file gives the same plan on a quiet and on a busy machine: the budget's
+    deadline only cuts them short, and the plan says so when it does. Without `--budget` either,
+    they are the default budget's steps, under `SCALED_SEARCH_CEILING` instead."""
     budget, iterations = args.budget, args.iterations
-    if iterations is None and args.algorithm == "search":
-        iterations = planner.search_iterations(graph, conflicts)
-        if not getattr(args, "budget_given", False):
-            budget = SCALED_SEARCH_CEILING
+    if iterations is None and args.algorithm == "search" and \
+            not getattr(args, "budget_given", False):
+        iterations = planner.search_iterations(graph, conflicts, budget)
+        budget = SCALED_SEARCH_CEILING
     return {"budget": budget, "seed": args.seed, "iterations": iterations}
 
 

@@ -20,7 +20,11 @@ tree node holds its children's runs, so an insert stops at the first node where 
 covered the span. A cursor climbs from 0, jumping past every run that blocks it: each list is
 searched by galloping from where the cursor left it, and walked while its runs block
 (`_settle`); first fit stops where none does. Best fit must measure every gap that holds the
-request, so it merges the lists by start through a heap of their heads instead (`_best_fit`).
+request: from first fit's gap up it merges the lists by start through a tournament tree of their
+heads, walking a list on while its runs lie closer together than the request (`_best_fit`).
+Most of its lists are the lifetime tree's nodes on the request's path, so best fit keeps their
+union, level by level, for the last path it merged (`_path_union`): a request near it rebuilds
+only the levels below where the paths part, and reads the union as one list.
 The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
@@ -38,12 +42,24 @@ from ..support.cancel import NEVER, CancelToken
 
 FIRST_FIT, BEST_FIT = 0, 1
 
+# A list key that no span start reaches: the list is exhausted.
+_NONE = np.iinfo(np.int64).max
+
 # Conflicting pairs (or runs) visited between two looks at the cancel token or stop flag.
 CHUNK_PAIRS = 1 << 23
 
 # Requests an interval chunk places at most: a long request's climb is counted in entries
 # read, its inserts are not, so a chunk also ends by count (a few milliseconds).
 CHUNK_REQUESTS = 1024
+
+# Best fit keeps the union of the lifetime tree's nodes on one leaf's path, level by level, when
+# that takes at most this many bytes (levels x the most buffers alive at one step x 16).
+PATH_CACHE_BYTES = 64 << 20
+# A request far from the cached path (leaving it in the top this many levels) and from the last
+# request (leaving its path below this many) merges the nodes themselves, and the cache stays for
+# the requests around it; any other rebuilds the cache from the level its path leaves it.
+_FAR_LEVELS = 8
+_NEAR_LEVELS = 4
 
 # Spans (or bucket members) up to this many are sorted by comparison; more by buckets or radix.
 _SMALL_SORT = 32
@@ -370,75 +386,151 @@ def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
     return cursor, read
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _sift_down(keys, owners, count, k):
-    """Restore the min-heap keys[:count] (with owners alongside) below position k."""
-    while True:
-        low = k
-        left = 2 * k + 1
-        if left < count and keys[left] < keys[low]:
-            low = left
-        if left + 1 < count and keys[left + 1] < keys[low]:
-            low = left + 1
-        if low == k:
-            return
-        keys[k], keys[low] = keys[low], keys[k]
-        owners[k], owners[low] = owners[low], owners[k]
-        k = low
-
-
 @njit(cache=True, nogil=True)
-def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners):
+def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
     """The start of the smallest gap that holds `need` bytes among the spans in the nodes'
     lists (heads[:lists] to tails, each sorted and disjoint), the lowest of equal gaps, else
-    the top; (offset, entries read).
+    the top; (offset, entries read). `keys` and `tree` are scratch of `_tree_leaves(lists)`
+    and three times as many entries.
 
-    The lists are merged by start through a heap of their heads: the lowest head either blocks
-    the cursor (the cursor moves to its end), lies wholly below it (its list gallops to its
-    first span ending above the cursor), or closes a gap that holds the request, which is
-    measured before the cursor moves past the span. Each span above the answer costs a heap
-    step, not a look at every list."""
+    First fit's climb (`_settle`) reaches the lowest gap that holds the request; from there
+    the lists are merged by start through a tournament tree of their heads. The lowest head
+    either lies wholly below the cursor (its list gallops to its first span ending above it)
+    or closes a gap (measured when it holds the request) or blocks the cursor; the cursor then
+    moves to its end, and on along the same list while that list's next span starts too close
+    above the cursor for the request to fit between: a gap narrower than the request is no
+    candidate, whatever the other lists hold there. A gap of exactly the request's size ends
+    the search: none is smaller, and this one is the lowest of its size."""
     window = _window(need)
-    count = 0
-    for q in range(lists):
-        keys[count] = span_lo[heads[q]]
-        owners[count] = q
-        count += 1
-    for k in range(count // 2 - 1, -1, -1):
-        _sift_down(keys, owners, count, k)
-    cursor = 0
+    cursor, read = _settle(0, window, lists, heads, tails, span_lo, span_hi)
+    leaves = _tree_leaves(lists)
+    losers = tree[:leaves]  # losers[v]: the list that lost the match at node v (v >= 1)
+    winners = tree[leaves:]  # winners[v]: the list that won it (leaves at leaves + q)
+    for q in range(leaves):
+        keys[q] = span_lo[heads[q]] if q < lists and heads[q] < tails[q] else _NONE
+        winners[leaves + q] = q
+    for v in range(leaves - 1, 0, -1):
+        a = winners[2 * v]
+        b = winners[2 * v + 1]
+        if keys[b] < keys[a]:
+            winners[v], losers[v] = b, a
+        else:
+            winners[v], losers[v] = a, b
+    top = winners[1] if leaves > 1 else 0
     best = -1
     best_gap = 0
-    read = 0
-    while count > 0:
-        q = owners[0]
+    while keys[top] != _NONE:
+        q = top
         h = heads[q]
+        end = tails[q]
         read += 1
         if span_hi[h] <= cursor:  # wholly below the cursor: find the list's next span above
-            h = _first_above(span_hi, h, tails[q], cursor)
-        elif span_lo[h] - cursor >= window:  # it closes a gap that holds the request
-            gap = span_lo[h] - cursor
-            if best < 0 or gap < best_gap:
-                best = cursor
-                best_gap = gap
-                if gap == need:  # no gap is smaller; this is the lowest of its size
-                    return best, read
-            cursor = span_hi[h]
-            h += 1
-        else:  # it blocks the cursor
-            cursor = span_hi[h]
-            h += 1
-        heads[q] = h
-        if h == tails[q]:
-            count -= 1
-            keys[0] = keys[count]
-            owners[0] = owners[count]
+            h = _first_above(span_hi, h, end, cursor)
         else:
-            keys[0] = span_lo[h]
-        _sift_down(keys, owners, count, 0)
+            gap = span_lo[h] - cursor
+            if gap >= window:  # it closes a gap that holds the request
+                if best < 0 or gap < best_gap:
+                    best = cursor
+                    best_gap = gap
+                    if gap == need:
+                        return best, read
+            cursor = span_hi[h]
+            h += 1
+            while h < end and span_lo[h] - cursor < window:
+                cursor = span_hi[h]
+                h += 1
+                read += 1
+        heads[q] = h
+        keys[q] = span_lo[h] if h < end else _NONE
+        # Replay q's matches from its leaf up; the last winner is the lowest head.
+        v = (leaves + q) >> 1
+        while v >= 1:
+            other = losers[v]
+            if keys[other] < keys[q]:
+                losers[v] = q
+                q = other
+            v >>= 1
+        top = q
     if best >= 0:
         return best, read
     return cursor, read
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tree_leaves(lists):
+    """The leaves of a tournament tree over `lists` lists: a power of two, at least one."""
+    leaves = 1
+    while leaves < lists:
+        leaves <<= 1
+    return leaves
+
+
+@njit(cache=True, nogil=True)
+def _merge_runs(a, a_end, b, b_end, span_lo, span_hi, out):
+    """Write the union of the runs at rows [a, a_end) and [b, b_end) (each sorted, disjoint
+    and not touching) from row `out` on, merged as `_unite` merges them; the runs written."""
+    k = out
+    have = False
+    run_lo = 0
+    run_hi = 0
+    while a < a_end or b < b_end:
+        if b == b_end or (a < a_end and span_lo[a] <= span_lo[b]):
+            lo = span_lo[a]
+            hi = span_hi[a]
+            a += 1
+        else:
+            lo = span_lo[b]
+            hi = span_hi[b]
+            b += 1
+        if have and lo <= run_hi:
+            if hi > run_hi:
+                run_hi = hi
+        else:
+            if have:
+                span_lo[k] = run_lo
+                span_hi[k] = run_hi
+                k += 1
+            run_lo = lo
+            run_hi = hi
+            have = True
+    if have:
+        span_lo[k] = run_lo
+        span_hi[k] = run_hi
+        k += 1
+    return k - out
+
+
+@njit(cache=True, nogil=True)
+def _path_union(s, leaves, cover_base, cover_fill, span_lo, span_hi, path_base, path_fill,
+                path_node):
+    """Best fit's path cache for a request at leaf s: level l holds the union, as runs, of the
+    lifetime tree's nodes on one leaf's path from level l up to the root (path_node[l] names
+    the node at level l it was built for; path_node[-1], the leaf last asked; inserts since
+    keep every level whole). The levels still built for leaf s's ancestors are kept; below
+    them the cache is rebuilt level by level, each merged from the one above, unless leaf s
+    is far from the cached path and from the last leaf asked (it then likely sits apart from
+    the requests around it, which the cache keeps serving). (entries read, the lowest level
+    that now serves leaf s: the nodes below it are read one by one.)"""
+    levels = path_base.shape[0]
+    level = levels - 1
+    while level >= 0 and path_node[level] == (s + leaves) >> level:
+        level -= 1
+    last = path_node[levels]
+    path_node[levels] = s
+    if level >= levels - _FAR_LEVELS and last >= 0 and (last ^ s) >> _NEAR_LEVELS != 0:
+        return 0, level + 1
+    read = 0
+    while level >= 0:
+        v = (s + leaves) >> level
+        above = path_base[level + 1] if level + 1 < levels else path_base[level]
+        above_end = above + (path_fill[level + 1] if level + 1 < levels else 0)
+        path_fill[level] = _merge_runs(above, above_end, cover_base[v],
+                                       cover_base[v] + cover_fill[v], span_lo, span_hi,
+                                       path_base[level])
+        path_node[level] = v
+        read += above_end - above + cover_fill[v] + 1
+        level -= 1
+    return read, 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -453,7 +545,7 @@ def _add_list(base, fill, v, lists, heads, tails):
 
 @njit(cache=True, nogil=True)
 def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_fill, span_lo,
-                span_hi, heads, tails, keys, owners):
+                span_hi, heads, tails, keys, tree, path_base, path_fill, path_node):
     """The offset that `fit` gives `need` bytes clear of the placed buffers
     overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
 
@@ -463,13 +555,23 @@ def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_f
     steps, or the union of the buffers starting under it, merged into runs (an offset a run
     covers is taken at some step of the request's lifetime, whichever buffer takes it). First
     fit climbs over all these lists at once from 0 (`_settle`); best fit merges them
-    (`_best_fit`).
+    (`_best_fit`), with the lifetime tree's nodes already merged into one list by the path
+    cache when there is one (`_path_union`).
     """
     lists = 0
+    cached = 0
+    served = 64  # the lowest level the path cache serves (without one: above the root)
+    if fit == BEST_FIT and path_base.shape[0] > 0:
+        cached, served = _path_union(s, leaves, cover_base, cover_fill, span_lo, span_hi,
+                                     path_base, path_fill, path_node)
+        if served < path_base.shape[0]:
+            lists = _add_list(path_base, path_fill, served, lists, heads, tails)
     v = s + leaves
-    while v >= 1:
+    level = 0
+    while v >= 1 and level < served:
         lists = _add_list(cover_base, cover_fill, v, lists, heads, tails)
         v >>= 1
+        level += 1
     a = s + 1 + leaves
     b = e + leaves + 1
     while a < b:
@@ -483,40 +585,64 @@ def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_f
         b >>= 1
     if fit == FIRST_FIT:
         return _settle(0, _window(need), lists, heads, tails, span_lo, span_hi)
-    return _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, owners)
+    at, read = _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree)
+    return at, read + cached
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _path_insert(path_base, path_fill, path_node, level, v, span_lo, span_hi, at, end):
+    """Add [at, end), just joined to node v at `level`, to the path cache's levels up to
+    `level` when they were built over v (they hold v's runs); the entries moved, about."""
+    moved = 0
+    if level < path_base.shape[0] and path_node[level] == v:
+        for below in range(level + 1):
+            moved += path_fill[below]
+            _unite(path_base, path_fill, span_lo, span_hi, below, at, end)
+    return moved
 
 
 @njit(cache=True, nogil=True)
 def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, cover_fill,
-                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, keys, owners,
-                    pair_limit):
+                    run_base, run_fill, span_lo, span_hi, offset, heads, tails, keys, tree,
+                    path_base, path_fill, path_node, pair_limit):
     """Place order[begin:] until about `pair_limit` entries were read; the index of the next
     request to place (order.shape[0] when done). Each placed span joins the runs of the
     lifetime tree's nodes that tile its lifetime and of the start tree's nodes above its first
-    step, up to the first that already held it."""
+    step, up to the first that already held it; and best fit's path cache at every level built
+    over a lifetime tree node it joins (`_path_insert`)."""
     visited = 0
     request = begin
+    caching = path_base.shape[0] > 0
     while request < order.shape[0] and visited < pair_limit and request - begin < CHUNK_REQUESTS:
         i = order[request]
         s = first[i]
         e = last[i]
         need = size[i]
         at, read = _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base,
-                               run_fill, span_lo, span_hi, heads, tails, keys, owners)
+                               run_fill, span_lo, span_hi, heads, tails, keys, tree,
+                               path_base, path_fill, path_node)
         visited += read
         end = at + need
         offset[i] = at
         a = s + leaves
         b = e + leaves + 1
+        level = 0
         while a < b:
             if a & 1:
                 _unite(cover_base, cover_fill, span_lo, span_hi, a, at, end)
+                if caching:
+                    visited += _path_insert(path_base, path_fill, path_node, level, a,
+                                            span_lo, span_hi, at, end)
                 a += 1
             if b & 1:
                 b -= 1
                 _unite(cover_base, cover_fill, span_lo, span_hi, b, at, end)
+                if caching:
+                    visited += _path_insert(path_base, path_fill, path_node, level, b,
+                                            span_lo, span_hi, at, end)
             a >>= 1
             b >>= 1
+            level += 1
         # A node's runs hold its children's: once one held the span, so do those above.
         v = s + leaves
         while v >= 1 and not _unite(run_base, run_fill, span_lo, span_hi, v, at, end):
@@ -552,6 +678,17 @@ class IntervalPlacer:
         self.cover_base, run_base = _tree_capacity(self.first, self.last, self.leaves)
         # Both trees keep their spans in one array: the start tree's after the other's.
         self.run_base = run_base + self.cover_base[-1]
+        # Best fit's path cache: one level per level of the tree, each as many runs as buffers
+        # are ever alive at one step, after the trees' spans; none when that is too large.
+        levels = self.leaves.bit_length()
+        live = (np.bincount(self.first, minlength=steps + 1)
+                - np.bincount(self.last + 1, minlength=steps + 1))
+        widest = int(np.cumsum(live).max()) if len(self.first) else 0
+        if levels * (widest + 1) * 16 > PATH_CACHE_BYTES:
+            levels = 0
+        self._path_rows = levels * (widest + 1)
+        self._path_base = int(self.run_base[-1]) + (widest + 1) * np.arange(levels,
+                                                                           dtype=np.int64)
 
     def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
                 cancel: CancelToken = NEVER) -> np.ndarray:
@@ -563,17 +700,23 @@ class IntervalPlacer:
         offset = np.zeros(n, np.int64)
         cover_fill, run_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
         # A span's start and end side by side: one cache line holds both.
-        spans = np.empty((int(self.run_base[-1]), 2), np.int64)
+        # Best fit's path cache after the trees' spans (`_path_union`).
+        path_base = self._path_base if fit == BEST_FIT else self._path_base[:0]
+        path_fill = np.zeros(len(path_base), np.int64)
+        path_node = np.full(len(path_base) + 1, -1, np.int64)  # and the last leaf asked
+        rows = int(self.run_base[-1]) + (self._path_rows if len(path_base) else 0)
+        spans = np.empty((rows, 2), np.int64)
         span_lo, span_hi = spans[:, 0], spans[:, 1]
         # A query reads the nodes on a path from a leaf to the root and up to two per level
         # that tile its other steps.
         depth = self.leaves.bit_length() + 1
         heads, tails = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
-        keys, owners = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
+        leaves = 1 << (3 * depth - 1).bit_length()  # `_tree_leaves(3 * depth)`
+        keys, tree = np.empty(leaves, np.int64), np.empty(3 * leaves, np.int64)
         place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
             order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
             cover_fill, self.run_base, run_fill, span_lo, span_hi, offset,
-            heads, tails, keys, owners, CHUNK_PAIRS))
+            heads, tails, keys, tree, path_base, path_fill, path_node, CHUNK_PAIRS))
         return offset
 
 

@@ -17,8 +17,12 @@ requested in offset order, which first fit reproduces), so the winner is replaye
 placer and its plan reads like any greedy plan.
 
 Reproducible: the work is counted in steps (one packing of a request order, or one node of
-exact search), and the same graph, `seed` and `iterations` always give the same plan. The
-budget in seconds and a cancel only cut the work short; nothing depends on thread timing.
+exact search), and the same graph, `seed` and `iterations` always give the same plan. Without
+`iterations`, the budget buys a fixed number of steps for each of its seconds, scaled to the
+graph (`default_iterations`; a constant, never a measurement of the machine), so the same graph,
+`seed` and budget give the same plan too. The budget is also the deadline: it, and a cancel,
+only cut the work short, and the plan's proof says when the deadline did; nothing depends on
+thread timing.
 
 While it runs, each better candidate is offered to the cancel token's partial listener (the
 window shows it as the best plan so far); the time the listeners take is not charged to the
@@ -63,17 +67,21 @@ _PARALLEL_BUFFERS = 1_000
 # How often a thread waiting on kernels looks at the cancel token and the clock.
 _POLL_SECONDS = 0.005
 
-# Without `iterations`, a search takes a fixed number of steps scaled to the graph, so the same
-# file gives the same plan on a quiet and on a busy machine: packings (each visits about every
-# conflicting pair once) up to about this many pair visits, or exact search's nodes (each
-# costs about its buffer's conflicts) up to about this many conflicts visited: a few seconds
-# at most on 2 cores either way.
-_DEFAULT_PAIR_VISITS = 100_000_000
-_DEFAULT_NODE_CONFLICTS = 6_000_000
+# Without `iterations`, a search takes a fixed number of steps for each second of its budget,
+# scaled to the graph, so the same file and budget give the same plan on a quiet and on a busy
+# machine, and ten seconds buy five times the work of two. Per second: packings (each visits
+# about every conflicting pair once) up to about this many pair visits, or exact search's nodes
+# (each costs about its buffer's conflicts) up to about this many conflicts visited; at most
+# this many steps. Set for 2 cores with room to spare: on MiniMalloc's challenging instances a
+# 10 s budget buys 141,843 (J) to 1,000,000 (F, H) nodes, all taken within 10 s on 2 cores
+# shared with other work, and every instance reaches its best known height (A needs about
+# 235,000 nodes and gets 327,868).
+_PAIR_VISITS_PER_SECOND = 50_000_000
+_NODE_CONFLICTS_PER_SECOND = 2_000_000
+_MOST_STEPS_PER_SECOND = 100_000
 # The first two batches of the portfolio: request order, the best greedy orders and the peak
 # antichain stacked first.
 _FEWEST_DEFAULT_STEPS = 4
-_MOST_DEFAULT_STEPS = 200_000
 
 # Log-normal spreads of the size noise in restarts, used in turn: the smallest mostly reorders
 # buffers of equal size, the largest also lets smaller ones jump ahead.
@@ -91,6 +99,7 @@ class _Work:
         self.deadline = self.start + max(budget, 0.0)
         self.limit = iterations
         self.used = 0
+        self.running: tuple[exact.Work, ...] = ()  # exact searches under way, not yet in `used`
         self.cancel = cancel
         self.cut = False  # whether the deadline stopped work the limit still allowed
         self._listened = cancel.listening_seconds  # the token's listeners' time is not search's
@@ -137,8 +146,10 @@ class _Work:
     def _report(self, now: float) -> None:
         """Tell the token how far search is: its steps against the limit, else its time against
         the budget (raises `Cancelled` when cancelled)."""
-        done = self.used / self.limit if self.limit else \
-            (self._clock(now) - self.start) / max(self.deadline - self.start, 1e-9)
+        if self.limit:
+            done = (self.used + sum(running.used for running in self.running)) / self.limit
+        else:
+            done = (self._clock(now) - self.start) / max(self.deadline - self.start, 1e-9)
         self.cancel.report("search", min(done, 1.0))
 
 
@@ -168,9 +179,12 @@ class _Best:
 
 def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
            cancel: CancelToken = NEVER, seed: int = 0, iterations: int | None = None) -> Plan:
-    """The smallest plan found within `budget` seconds and `iterations` steps (see the module
-    docstring); `seed` picks the random choices. The plan records seed, steps and proof."""
+    """The smallest plan found within `budget` seconds and `iterations` steps (without them,
+    the steps the budget buys: `default_iterations`; see the module docstring); `seed` picks
+    the random choices. The plan records seed, steps and proof."""
     warm_up()  # compiling is a one-time cost: it must not eat the budget and change the plan
+    if iterations is None:
+        iterations = default_iterations(graph, model, budget)
     work = _Work(budget, iterations, cancel)
     bound = model.lower_bound(cancel)
     order = np.asarray(order, dtype=np.int64)
@@ -224,9 +238,11 @@ def search(graph: Graph, model, order, capacity: int | None, budget: float, *,
     return _stamped(plan, seed, work.used, bound.bytes, proven, budget if work.cut else None)
 
 
-def default_iterations(graph: Graph, model) -> int:
-    """The steps a search of `graph` under conflict model `model` takes when none are given:
-    a fixed amount of work, scaled to the graph's conflicts and to what search will run."""
+def default_iterations(graph: Graph, model, budget: float = 2.0) -> int:
+    """The steps a search of `graph` under conflict model `model` takes in `budget` seconds
+    when none are given: a fixed amount of work for each second, scaled to the graph's conflicts
+    and to what search will run (never to the machine's speed)."""
+    seconds = min(max(budget, 0.0), 1e12)  # past that, the steps are as good as endless
     n = len(graph.buffers)
     pairs = model.conflict_pairs
     if pairs is None:  # unknown: a bitset packing reads up to every pair of buffers
@@ -234,10 +250,11 @@ def default_iterations(graph: Graph, model) -> int:
     exact_runs = (_exact_affordable(model, n) if model.intervals is not None
                   else n <= EXACT_CONFLICT_GRAPH_BUFFERS)
     if exact_runs:
-        steps = _DEFAULT_NODE_CONFLICTS // (1 + 2 * pairs // max(n, 1))
+        steps = int(seconds * _NODE_CONFLICTS_PER_SECOND) // (1 + 2 * pairs // max(n, 1))
     else:
-        steps = _DEFAULT_PAIR_VISITS // max(pairs + n, 1)
-    return int(min(max(steps, _FEWEST_DEFAULT_STEPS), _MOST_DEFAULT_STEPS))
+        steps = int(seconds * _PAIR_VISITS_PER_SECOND) // max(pairs + n, 1)
+    most = int(seconds * _MOST_STEPS_PER_SECOND)
+    return max(min(steps, most), _FEWEST_DEFAULT_STEPS)
 
 
 def _stamped(plan: Plan, seed: int, steps: int, bound: int, proven: int,
@@ -310,8 +327,11 @@ def _exact(packer: Packer, trace, first: np.ndarray, best: _Best, proven: int, w
     left = work.left()
     if left is not None:
         left = max(left - 1, 0)  # one step stays for replaying the packing found
-    probe_work = exact.Work(None if left is None else left // 2, work.interrupted)
     probe: list = []
+    probe_work = exact.Work(None if left is None else left // 2, work.interrupted)
+    descent_work = exact.Work(None if left is None else left - left // 2,
+                              lambda: work.interrupted() or _solved(probe))
+    work.running = (probe_work, descent_work)
 
     def run_probe():
         try:
@@ -321,11 +341,10 @@ def _exact(packer: Packer, trace, first: np.ndarray, best: _Best, proven: int, w
 
     prober = threading.Thread(target=run_probe, daemon=True)
     prober.start()
-    descent_work = exact.Work(None if left is None else left - left // 2,
-                              lambda: work.interrupted() or _solved(probe))
     found, descent_proven = _descend(trace, proven + 1, best.height - 1, descent_work, seed)
     prober.join()
     work.used += probe_work.used + descent_work.used
+    work.running = ()
     work.cancel.check()
     if isinstance(probe[0], BaseException):
         raise probe[0]
