@@ -63,13 +63,38 @@ class KernelClock:
         return [e - b for b, e in zip(self.begun, self.ended)]
 
 
-class NumpyBackend:
+class HostExecution:
+    """What every backend running on the host shares: nothing queued, wall-clock kernel timing,
+    allocations that cannot be refused, and no stated peak or free device memory."""
+
+    refuses_allocations = False
+    clock_name = "time.perf_counter around each kernel"
+
+    def synchronize(self) -> None:
+        """Wait for queued work (nothing is queued on the host)."""
+
+    def clock(self, count: int) -> KernelClock:
+        """A clock for `count` kernels."""
+        return KernelClock(count)
+
+    def no_allocations(self):
+        """On the host, allocations cannot be refused; the guard is a no-op here."""
+        return contextlib.nullcontext()
+
+    def peak(self) -> DevicePeak:
+        """The host's peak is not known from its properties: say so rather than guess."""
+        return DevicePeak(None, None, "fp32", "no stated peak for a CPU host")
+
+    def free_bytes(self) -> int | None:
+        """Free device memory, where the backend can tell."""
+        return None
+
+
+class NumpyBackend(HostExecution):
     """Host execution: the slab is one uint8 NumPy buffer, views are `np.ndarray` over it."""
 
     name = "numpy"
     xp = np
-    refuses_allocations = False
-    clock_name = "time.perf_counter around each kernel"
     replay_unavailable = "CUDA graph replay needs CuPy and a device; unavailable on numpy"
 
     def __init__(self, fallback_reason: str | None = None):
@@ -100,28 +125,10 @@ class NumpyBackend:
         """A host copy of `array`."""
         return np.array(array, copy=True)
 
-    def synchronize(self) -> None:
-        """Wait for queued work (nothing is queued on the host)."""
-
-    def clock(self, count: int) -> KernelClock:
-        """A clock for `count` kernels."""
-        return KernelClock(count)
-
-    def no_allocations(self):
-        """On the host, NumPy allocations cannot be refused; the guard is a no-op here."""
-        return contextlib.nullcontext()
-
-    def peak(self) -> DevicePeak:
-        """The host's peak is not known from its properties: say so rather than guess."""
-        return DevicePeak(None, None, "fp32", "no stated peak for a CPU host")
-
     def memory_note(self) -> str:
         """How peak memory is measured on this backend."""
         return "tracemalloc high-water over prepare and one execute"
 
-    def free_bytes(self) -> int | None:
-        """Free device memory, where the backend can tell."""
-        return None
 
 
 class OnnxRuntimeBackend(NumpyBackend):

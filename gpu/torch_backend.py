@@ -7,14 +7,13 @@ NumPy lacks, such as bfloat16, are staged as float32 and cast on upload and read
 
 from __future__ import annotations
 
-import contextlib
 import functools
 
 import numpy as np
 
 from slabscope.planner import PlanError
 
-from .backends import DevicePeak, KernelClock, _host_name
+from .backends import DevicePeak, HostExecution, KernelClock, _host_name
 
 # Slab sizes are rounded up to this, so one allocation can be seen as any dtype (largest 16 B).
 _SLAB_ROUNDING = 64
@@ -51,13 +50,11 @@ def _rounded(nbytes: int) -> int:
     return -(-max(nbytes, 1) // _SLAB_ROUNDING) * _SLAB_ROUNDING
 
 
-class TorchBackend:
+class TorchBackend(HostExecution):
     """Host execution with torch: the slab is one uint8 tensor, views are tensors over it."""
 
     name = "torch"
     xp = None  # model programs call torch themselves
-    refuses_allocations = False
-    clock_name = "time.perf_counter around each kernel"
     replay_unavailable = "CUDA graph replay needs a CUDA device; unavailable on torch (CPU)"
 
     def __init__(self, fallback_reason: str | None = None):
@@ -102,31 +99,12 @@ class TorchBackend:
             tensor = tensor.to(self.torch.complex64 if tensor.is_complex() else self.torch.float32)
         return tensor.cpu().numpy().copy()
 
-    def synchronize(self) -> None:
-        """Wait for queued work (nothing is queued on the host)."""
-
-    def clock(self, count: int) -> KernelClock:
-        """A clock for `count` kernels."""
-        return KernelClock(count)
-
-    def no_allocations(self):
-        """Torch's CPU allocator cannot be refused; the guard is a no-op here."""
-        return contextlib.nullcontext()
-
-    def peak(self) -> DevicePeak:
-        """The host's peak is not known from its properties: say so rather than guess."""
-        return DevicePeak(None, None, "fp32", "no stated peak for a CPU host")
-
     def memory_note(self) -> str:
         """How peak memory is measured on this backend."""
         return "torch's CPU allocator is outside tracemalloc's view"
 
     def peak_used(self) -> int | None:
         """Peak memory the run used beyond its buffers, where the backend can tell."""
-        return None
-
-    def free_bytes(self) -> int | None:
-        """Free device memory, where the backend can tell."""
         return None
 
 
