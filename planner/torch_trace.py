@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import tempfile
 from contextlib import nullcontext
@@ -96,13 +97,15 @@ def _model(reference: str):
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise PlanError(f"{reference!r}: name the model as module:Class")
-    sys.path.insert(0, ".")  # as `python -m` would, so a model file beside the shell is found
+    here = os.getcwd()
+    sys.path.insert(0, here)  # as `python -m` would, so a model file beside the shell is found
+    importlib.invalidate_caches()  # a finder cached before the file was written would miss it
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise PlanError(f"{reference!r}: {exc}") from None
     finally:
-        sys.path.remove(".")
+        sys.path.remove(here)
     return factory()
 
 
