@@ -46,6 +46,7 @@ from slabscope.app.views.panels.peak_panel import PeakPanel
 from slabscope.app.views.panels.request_list import RequestList
 from slabscope.app.views.panels.run_actions import install_run_actions
 from slabscope.app.views.panels.schedule_controls import ScheduleControls
+from slabscope.app.state.in_place_choice import InPlaceChoice
 from slabscope.app.views.panels.shortcuts_dialog import ShortcutsDialog
 from slabscope.app.views.panels.tab_memory import TabMemory
 from slabscope.app.views.panels.task_progress import TaskProgress
@@ -109,10 +110,12 @@ class MainWindow(QMainWindow):
         self.timeline_view = TimelineView(session)
         self.allocator_panel = AllocatorPanel(session)
         self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
+        self.in_place = InPlaceChoice(session)  # the Plan menu's In place switch
         self.peak_panel = PeakPanel(session, self.executor.add(TaskLane("levers")), {
             "order": lambda: self.schedule_controls.choice.choose("best"),
             "packing": lambda: session.set_algorithm("search"),
-            "allocator": self._show_expandable})
+            "allocator": self._show_expandable,
+            "in place": lambda: self.in_place.set(True)})
         self.docks = {
             "requests": self._dock("Requests", self.request_list, Qt.DockWidgetArea.LeftDockWidgetArea),
             "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),
@@ -227,6 +230,12 @@ class MainWindow(QMainWindow):
         self.conflict_actions = self._choice_menu(plan_menu.addMenu("&Conflict Model"),
                                                   planner.CONFLICT_MODELS, self.session.set_conflicts)
         self.schedule_controls = ScheduleControls(self, self.session, plan_menu)
+        self.in_place_action = self._action(plan_menu, "In &Place", lambda: self.in_place.set(
+            self.in_place_action.isChecked()), "Ctrl+Shift+I")
+        self.in_place_action.setCheckable(True)
+        self.in_place_action.setStatusTip("Plan with the opt-in in-place rule: a pointwise op "
+                                          "writes its output over an argument that dies there")
+        self.in_place.sigChanged.connect(lambda: self.in_place_action.setChecked(self.in_place.on))
         plan_menu.addSeparator()
         self._action(plan_menu, "Set Ca&pacity…", self.choose_capacity, "Ctrl+Shift+C")
         self._action(plan_menu, "&No Capacity Limit", lambda: self.session.set_capacity(None))

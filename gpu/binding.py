@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
 
@@ -115,6 +115,8 @@ class Binding:
     allocations: list
     allocated_bytes: int
     bases: dict
+    # In-place plans: each merged output -> the buffer whose bytes it reuses (its host).
+    hosts: dict = field(default_factory=dict)
 
 
 def bind(backend, graph: Graph, plan: Plan | None) -> Binding:
@@ -150,6 +152,23 @@ def bind(backend, graph: Graph, plan: Plan | None) -> Binding:
                    allocated, bases)
 
 
+def bind_in_place(backend, graph: Graph, shared, plan: Plan | None) -> Binding:
+    """Views for every buffer of `graph` (the graph as read) where `plan` places the in-place
+    rewrite `shared` (`planner.conflicts.in_place.InPlace`): a merged output is a view, in its
+    own shape and dtype, of its host's bytes (plan None: the rewrite with one allocation per
+    buffer)."""
+    own = bind(backend, shared.graph, plan)
+    views, spans, bases = dict(own.views), dict(own.spans), dict(own.bases)
+    for output, host in shared.merged.items():
+        buf = graph.buffer(output)
+        memory, offset = bases[output] = bases[host]
+        spans[output] = spans[host]
+        views[output] = backend.view(memory, offset, buf.shape, buf.dtype) \
+            if buf.shape is not None else backend.view(memory, offset, (buf.bytes,), "uint8")
+    return Binding(own.layout, views, spans, own.allocations, own.allocated_bytes, bases,
+                   dict(shared.merged))
+
+
 def operand_overlaps(binding: Binding, node: Node) -> list[tuple[str, str]]:
     """(input, output) pairs of `node` that are different buffers but share bytes.
 
@@ -159,7 +178,7 @@ def operand_overlaps(binding: Binding, node: Node) -> list[tuple[str, str]]:
     found = []
     for i in dict.fromkeys(node.inputs + node.workspace):
         for o in dict.fromkeys(node.outputs + node.workspace):
-            if i == o:
+            if i == o or binding.hosts.get(i, i) == binding.hosts.get(o, o):  # in place: allowed
                 continue
             (a, b), (c, d) = binding.spans[i], binding.spans[o]
             if a < d and c < b:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from slabscope import planner
 from slabscope.planner import Graph, Plan, PlanError
+from slabscope.planner.conflicts.in_place import InPlace, in_place
 
 from .backend_choice import select_backend
 from .backends import SlabAllocationError, memory_pool_bytes
-from .binding import bind
+from .binding import bind, bind_in_place
 from .execute_order import execute_order
 from .program import Program, program_for
 from .replay import measure_replay
@@ -94,13 +95,26 @@ def _warm_up(backend, steps) -> None:
     backend.synchronize()
 
 
-def _peak_used(backend, graph, plan, order, program) -> int:
+def _bind(backend, graph: Graph, shared: InPlace | None, plan: Plan | None):
+    """`graph`'s views under `plan`, through the in-place rewrite `shared` where there is one."""
+    return bind(backend, graph, plan) if shared is None else \
+        bind_in_place(backend, graph, shared, plan)
+
+
+def _layouts(program):
+    """The program's own reading of which nodes are pointwise and which arguments are laid out
+    as their output (a .pt2's), else None: the graph's attributes decide."""
+    arguments = getattr(program, "in_place_arguments", None)
+    return arguments() if arguments is not None else None
+
+
+def _peak_used(backend, graph, shared, plan, order, program) -> int:
     """The host high-water mark of a separate prepare and one execute, under tracemalloc (which
     would distort the timed phases if it watched them)."""
     tracemalloc.start()
     try:
         staging = program.stage(graph)
-        binding = bind(backend, graph, plan)
+        binding = _bind(backend, graph, shared, plan)
         for step in program.build_steps(backend, graph, binding, order, staging):
             step.launch()
         return tracemalloc.get_traced_memory()[1]
@@ -113,7 +127,7 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
         execute_order_names=None, plan: Plan | None = None, layout: str = "slab",
         verify: bool = True, measure_memory: bool = True, replay: bool = True,
         progress=None, cancelled=None, model=None,
-        include_weights: bool | None = None) -> RunReport:
+        include_weights: bool | None = None, inplace: bool = False) -> RunReport:
     """Execute `source` (a graph file path or a `Graph`) and report what every phase took.
 
     A `.pt2` or `.onnx` source (or a `Graph` read from the file `model`) runs with its own
@@ -125,7 +139,9 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     The plan comes from `planner.plan(graph, algorithm, request_order, capacity, conflicts)` unless
     `plan` is given (then search only checks it against the graph). `layout="per-buffer"` gives
     every buffer its own allocation instead of the slab (the baseline). `execute_order_names`
-    runs the nodes in another legal order. `progress(fraction, text)` is called between steps;
+    runs the nodes in another legal order. `inplace` plans the graph as the opt-in in-place rule
+    rewrites it (`planner.conflicts.in_place`; a `plan` must then place the rewrite) and runs
+    each merged output in its host's bytes. `progress(fraction, text)` is called between steps;
     `cancelled()` returning true stops the run with `RunCancelled`. Bad input is a `PlanError`.
     """
     if repeats < 1:
@@ -148,6 +164,10 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     graph, order, program = _compile(source, execute_order_names,
                                      plan.conflict_model if plan is not None else conflicts,
                                      model, include_weights)
+    shared = in_place(graph, _layouts(program)) if inplace else None
+    planned = shared.graph if shared is not None else graph  # the graph the plan places
+    if shared is not None:  # the rewrite's edges keep every reader before the overwrite
+        order = execute_order(planned, execute_order_names)
     seconds["graph_compile"] = time.perf_counter() - started
     detail["graph_compile"] = (f"{len(graph.nodes)} nodes, {len(graph.buffers)} buffers; "
                                f"{program.kind}")
@@ -157,11 +177,11 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     if layout == "per-buffer":
         plan, detail["search"] = None, "none: every buffer gets its own allocation"
     elif plan is None:
-        plan = planner.plan(graph, algorithm=algorithm, order=request_order, capacity=capacity,
+        plan = planner.plan(planned, algorithm=algorithm, order=request_order, capacity=capacity,
                             conflicts=conflicts)
         detail["search"] = f"{plan.algorithm}, {plan.conflict_model} conflicts"
     else:
-        missing = [b.name for b in graph.buffers if b.name not in plan.by_name]
+        missing = [b.name for b in planned.buffers if b.name not in plan.by_name]
         if missing:
             raise PlanError(f"the supplied plan does not place {', '.join(missing)}")
         detail["search"] = f"plan supplied ({plan.algorithm}, {plan.conflict_model} conflicts)"
@@ -171,8 +191,10 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
     started = time.perf_counter()
     device = select_backend(backend, program.backends, program.kind)
     staging = program.stage(graph)
-    binding = bind(device, graph, plan)
+    binding = _bind(device, graph, shared, plan)
     steps = program.build_steps(device, graph, binding, order, staging)
+    if shared is not None:
+        detail["search"] += f", in place: {len(shared.merged)} outputs over a dying argument"
     clock = device.clock(len(steps))
     _warm_up(device, steps)
     seconds["prepare"] = time.perf_counter() - started
@@ -199,13 +221,13 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
         # while the slab still holds this run's outputs, before the checked pass reruns it
         reference = program.reference(device, graph, binding, staging)
         verification = verify_run(device, graph, plan, binding, steps, staging, cancel=check,
-                                  program=program, model=reference)
+                                  program=program, model=reference, planned=planned)
     check(0.9, "replay")
     replayed = measure_replay(device, steps, repeats) if replay else \
         Replay(False, "not measured (replay switched off)")
     if measure_memory and device.name == "numpy":
         del binding, steps, staging  # the memory pass must not see this run's arrays
-        peak_used = _peak_used(device, graph, plan, order, program)
+        peak_used = _peak_used(device, graph, shared, plan, order, program)
     check(1.0, "done")
 
     total = sum(seconds.values())
@@ -220,7 +242,7 @@ def run(source, *, backend: str = "auto", repeats: int = 10, algorithm: str = "f
         peak_flops=peak.flops, peak_bytes_per_s=peak.bytes_per_s,
         peak_precision=peak.precision, peak_source=peak.source,
         slab_bytes=plan.slab_bytes if plan else 0,
-        no_reuse_bytes=plan.no_reuse_bytes if plan else sum(graph.reserved),
+        no_reuse_bytes=plan.no_reuse_bytes if plan else sum(planned.reserved),
         allocated_bytes=allocated, peak_used_bytes=peak_used,
         peak_used_source=device.memory_note(), verification=verification, replay=replayed,
         execute_samples=tuple(walls), program=program.kind)

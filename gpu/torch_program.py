@@ -332,6 +332,27 @@ class TorchProgram:
             steps.append(Step(node, launch, self._flops_of(fx, values, constants), moved))
         return steps
 
+    def in_place_arguments(self) -> dict[str, tuple[str, ...]]:
+        """For the in-place rule: each pointwise node (ATen's `pointwise` tag) with one dense
+        result of its own, and the buffers of its arguments that are laid out exactly as that
+        result (contiguous, offset 0, same shape and dtype), so a view such as a transpose is
+        never written over."""
+        torch = self.torch
+        found = {}
+        for name, fx in self.fx.items():
+            target = fx.target
+            if fx.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or \
+                    torch.Tag.pointwise not in target.tags:
+                continue
+            out = self.places.get(name)
+            if out is None or out.root != name or out.buffer is None or not _dense(out):
+                continue
+            found[name] = tuple(dict.fromkeys(
+                place.buffer for place in (self.places.get(a.name) for a in fx.all_input_nodes)
+                if place is not None and place.buffer is not None and _dense(place)
+                and (place.sizes, place.dtype) == (out.sizes, out.dtype)))
+        return found
+
     def _result_names(self, fx) -> list[str | None]:
         """The tensor value names of `fx`'s results, in order (None for an unnamed one)."""
         if fx.name in self.places:
@@ -437,6 +458,16 @@ def _load_program(torch, path: Path):
         raise PlanError(f"{path}: torch.export.load failed: {_first_line(exc)}") from None
     finally:
         logger.setLevel(level)
+
+
+def _dense(place) -> bool:
+    """Whether a tensor value fills its storage from its start, row-major with no gaps."""
+    stride, expected = 1, []
+    for size in reversed(place.sizes):
+        expected.append(stride)
+        stride *= size
+    return place.storage_offset == 0 and \
+        all(s == e for s, e, n in zip(place.strides, reversed(expected), place.sizes) if n != 1)
 
 
 def _nothing() -> None:

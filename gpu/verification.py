@@ -36,13 +36,15 @@ def reference_run(backend, graph: Graph, staging: Staging, cancel=None, program=
 
 
 def verify_run(backend, graph: Graph, plan: Plan | None, binding, steps, staging: Staging,
-               cancel=None, program=BUILTIN, model: ModelCheck | None = None) -> RunVerification:
+               cancel=None, program=BUILTIN, model: ModelCheck | None = None,
+               planned: Graph | None = None) -> RunVerification:
     """Compare the slab run's read-back outputs (already in `staging`) with a reference run.
 
     Then run `steps` once more, checking every input against what the reference read there and
     restoring it when it differs, so the buffers named clobbered are the ones the plan let
     another buffer overwrite, not their downstream consequences. `model` (the check against
-    the model's own reference, made before) joins the verdict.
+    the model's own reference, made before) joins the verdict. `planned` is the graph `plan`
+    places where it is not `graph` (an in-place rewrite).
     """
     started = time.perf_counter()
     produced = {n: a.copy() for n, a in staging.outputs.items()}
@@ -66,7 +68,8 @@ def verify_run(backend, graph: Graph, plan: Plan | None, binding, steps, staging
     backend.synchronize()
     unsafe = ()
     if plan is not None and plan.conflict_model != "dag":
-        unsafe = planner.verify(graph, plan, conflicts=planner.DagConflicts(graph)).clobbered
+        placed = planned if planned is not None else graph
+        unsafe = planner.verify(placed, plan, conflicts=planner.DagConflicts(placed)).clobbered
     return RunVerification(
         ok=not differing and not clobbered and (model is None or model.ok),
         max_abs_diff=worst, tolerance=limit, differing=tuple(differing),

@@ -2,7 +2,8 @@
 
 Prints the live peak and where it is reached, the largest groups of buffers live there (by op,
 kind, module or frame), the slab, lower bound and reserved figures, and the levers sorted by their
-measured saving; `--json` prints every buffer live at the peak and every grouping.
+measured saving; `--json` prints every buffer live at the peak and every grouping. `--inplace`
+explains the graph as the opt-in in-place rule rewrites it (`slabscope plan --inplace`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from slabscope import planner
 from slabscope.planner.analysis.explain import DEFAULT_LEVER_BUDGET, Explanation
 from slabscope.planner.analysis.peak import GROUPINGS, supported_groupings
+from slabscope.planner.conflicts.in_place import in_place
 from slabscope.planner.formats.safety.input_limits import one_line
 
 from slabscope.app.cli.allocator import mib
@@ -48,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ONNX and .pt2 only: keep initializers and constants in the slab")
     parser.add_argument("--device", type=int, metavar="N",
                         help="PyTorch snapshots only: the device whose trace to explain")
+    parser.add_argument("--inplace", action="store_true",
+                        help="explain the graph as the opt-in in-place rule rewrites it (a "
+                             "pointwise op writes its output over an argument that dies there)")
     add_timeout_option(parser)
 
 
@@ -65,6 +70,10 @@ def run(args) -> int:
     """Explain the file and print the report or JSON."""
     with LongWork(args.file, args.timeout) as work:
         graph = load_graph(args, work.token)
+        merged: dict[str, str] = {}
+        if args.inplace:  # the rewrite is the rule: everything below explains the result
+            shared = in_place(graph)
+            graph, merged = shared.graph, shared.merged
         known = supported_groupings(graph)
         if args.by is not None and args.by not in known:
             raise planner.PlanError(f"{args.file} has no {args.by} for its buffers; it groups by "
@@ -73,9 +82,14 @@ def run(args) -> int:
         found = planner.explain(graph, conflicts=args.conflicts, budget=args.budget,
                                 seed=args.seed, cancel=work.token)
     if args.json:
-        print(json.dumps({"file": args.file, **found.to_dict()}, indent=1))
+        data = {"file": args.file, **found.to_dict()}
+        if args.inplace:
+            data["in_place"] = merged
+        print(json.dumps(data, indent=1))
     else:
         print(format_explanation(args.file, found, args.by or default_grouping(found), args.top))
+        if args.inplace:
+            print(f"\nin place: {len(merged):,} outputs written over an argument that dies there")
     return 0
 
 
@@ -141,4 +155,6 @@ def format_explanation(name: str, found: Explanation, grouping: str, top: int) -
                          if lever.saving_bytes >= 0 else
                          f"  {lever.lever:<10} costs {mib(-lever.saving_bytes):>10} "
                          f"-> {mib(lever.bytes_after)}: {lever.how}")
+            if lever.change:
+                lines.append(f"  {'':<10} change: {lever.change}")
     return "\n".join(lines)

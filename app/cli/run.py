@@ -38,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                 "separated by commas; unlisted nodes fill in)")
     parser.add_argument("--layout", choices=LAYOUTS, default="slab",
                         help="per-buffer: every buffer its own allocation (the baseline)")
+    parser.add_argument("--inplace", action="store_true",
+                        help="opt-in: plan and run with the in-place rule (a pointwise op writes "
+                             "its output over an argument that dies there; .pt2: never a view)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -55,6 +58,9 @@ def run(args) -> int:
     # The runner plans (and times) every placer itself but takes no budget, so a search is
     # planned here with the user's budget and handed in.
     plan = None
+    if args.inplace and args.algorithm == "search":
+        raise planner.PlanError("--inplace runs with the runner's own placers; plan a search with "
+                                "slabscope plan --inplace")
     if args.algorithm == "search" and args.layout == "slab":
         plan = planner.plan(graph, algorithm="search", order=order, conflicts=conflicts,
                             **search_options(args, graph, conflicts))
@@ -62,7 +68,8 @@ def run(args) -> int:
         report = gpu.run(graph, backend=args.backend, repeats=args.repeats,
                          algorithm=args.algorithm, conflicts=conflicts, request_order=order,
                          execute_order_names=split_order(args.execute_order), layout=args.layout,
-                         plan=plan, model=args.file, include_weights=args.include_weights)
+                         plan=plan, model=args.file, include_weights=args.include_weights,
+                         inplace=args.inplace)
     except (gpu.SlabAllocationError, MemoryError, RuntimeError) as exc:
         # CuPy's driver and allocation failures arrive as RuntimeError / MemoryError subclasses;
         # a PlanError (bad input) goes on to the dispatcher

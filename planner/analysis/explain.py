@@ -10,8 +10,10 @@ It answers with the figures of docs/peak.md, each measured on the graph's own sc
   for a snapshot also what it held when recorded;
 - the **levers**: each one run, never estimated. `order` schedules the graph for the least live
   peak (where its DAG allows another order), `packing` plans with search instead of the chosen
-  placer, `allocator` replays with `expandable_segments:True`. A lever that cannot apply to the
-  input is absent.
+  placer, `allocator` replays with `expandable_segments:True`, `in place` re-plans the graph
+  rewritten by the opt-in in-place rule (`conflicts.in_place`) and gives its live peak, lower
+  bound and slab before and after. A lever that cannot apply to the input is absent. Each says
+  in one line what the user would change to get it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from ..allocator.allocator_replay import replay_graph
 from ..allocator.caching_allocator import AllocatorSettings
 from ..conflicts.conflict_model import conflict_model, default_conflicts
+from ..conflicts.in_place import in_place
 from ..model.graph import Graph
 from ..model.plan import Plan
 from ..placement.greedy import first_fit
@@ -39,15 +42,22 @@ DEFAULT_LEVER_BUDGET = 2.0
 class Lever:
     """One way to need less memory, with what it gave when it was run."""
 
-    lever: str          # "order", "packing" or "allocator"
+    lever: str          # "order", "packing", "allocator" or "in place"
     bytes_after: int    # the figure the lever changes, after it was applied
     saving_bytes: int   # that figure before, minus after (negative: the lever made it worse)
     how: str            # what was run, and against what
+    change: str = ""    # what the user would change to get it, in one line
+    # Further figures as (before, after) pairs, by name (in place: live peak, lower bound, slab).
+    figures: tuple[tuple[str, int, int], ...] = ()
 
     def to_dict(self) -> dict:
         """The lever as JSON-ready keys."""
-        return {"lever": self.lever, "bytes_after": self.bytes_after,
-                "saving_bytes": self.saving_bytes, "how": self.how}
+        data = {"lever": self.lever, "bytes_after": self.bytes_after,
+                "saving_bytes": self.saving_bytes, "how": self.how, "change": self.change}
+        if self.figures:
+            data["figures"] = {name: {"before": before, "after": after}
+                               for name, before, after in self.figures}
+        return data
 
 
 @dataclass(frozen=True)
@@ -134,6 +144,7 @@ def explain(graph: Graph, plan: Plan | None = None, *, conflicts: str | None = N
         if not chosen.algorithm.startswith("search"):  # a searched plan names how it began
             found += _packing_lever(graph, model, chosen, budget, seed, cancel)
         found += _allocator_lever(graph, replay.peak_reserved_bytes, cancel)
+        found += _in_place_lever(graph, peak, conflicts, chosen.slab_bytes, bound.bytes, cancel)
     found.sort(key=lambda lever: (-lever.saving_bytes, lever.lever))
     return Explanation(graph, peak, groups, conflicts, chosen.algorithm, chosen.slab_bytes, bound.bytes,
                        replay.peak_reserved_bytes, recorded, tuple(found))
@@ -148,7 +159,9 @@ def _order_lever(graph: Graph, peak: LivePeak, budget: float, seed: int,
     best = schedule(graph, seed=seed, budget=budget, cancel=cancel)
     return [Lever("order", best.peak_bytes, peak.bytes - best.peak_bytes,
                   f"the best execution order found ({best.source}, {best.proof or 'no bound'}) "
-                  f"against the given order's live peak")]
+                  f"against the given order's live peak",
+                  "run the ops in this order (for a training step: each optimizer update in a "
+                  "hook right after its gradient is final)")]
 
 
 def _packing_lever(graph: Graph, model, chosen, budget: float, seed: int,
@@ -161,7 +174,8 @@ def _packing_lever(graph: Graph, model, chosen, budget: float, seed: int,
                        seed=seed, iterations=steps)
     done = f"{found.iterations:,} steps" if found.iterations is not None else "its budget"
     return [Lever("packing", found.slab_bytes, chosen.slab_bytes - found.slab_bytes,
-                  f"search (seed {seed}, {done}) against {chosen.algorithm}'s slab")]
+                  f"search (seed {seed}, {done}) against {chosen.algorithm}'s slab",
+                  "place the buffers at search's offsets (slabscope plan --algorithm search)")]
 
 
 def _allocator_lever(graph: Graph, reserved: int, cancel: CancelToken) -> list[Lever]:
@@ -171,7 +185,37 @@ def _allocator_lever(graph: Graph, reserved: int, cancel: CancelToken) -> list[L
     return [Lever("allocator", expandable.peak_reserved_bytes,
                   reserved - expandable.peak_reserved_bytes,
                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, against the default "
-                  "settings' reserved peak (the allocator model, same order)")]
+                  "settings' reserved peak (the allocator model, same order)",
+                  "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")]
+
+
+def _in_place_lever(graph: Graph, peak: LivePeak, conflicts: str, slab: int, bound: int,
+                    cancel: CancelToken) -> list[Lever]:
+    """The in-place rule's rewrite re-planned (first fit in request order, same conflict model):
+    its live peak, lower bound and slab against the graph's (absent where the rule merges
+    nothing)."""
+    cancel.check()
+    shared = in_place(graph)
+    if not shared.merged:
+        return []
+    rewritten = shared.graph
+    after_peak = live_peak(rewritten)
+    with paused_collection():
+        model = conflict_model(rewritten, conflicts)
+        after_slab = first_fit(rewritten, model, rewritten.request_order(None), None, 0.0,
+                               cancel=cancel).slab_bytes
+        after_bound = model.lower_bound(cancel).bytes
+    producer = {b: n.op or n.name for n in graph.nodes for b in n.outputs}
+    ops = sorted({producer.get(b, b) for b in shared.merged})
+    shown = ", ".join(ops[:6]) + (f" and {len(ops) - 6} more" if len(ops) > 6 else "")
+    figures = (("live peak", peak.bytes, after_peak.bytes), ("lower bound", bound, after_bound),
+               ("slab", slab, after_slab))
+    return [Lever("in place", after_peak.bytes, peak.bytes - after_peak.bytes,
+                  f"the in-place rule on {len(shared.merged)} pointwise outputs, re-planned "
+                  f"(first fit, {conflicts}): " + ", ".join(
+                      f"{name} {before:,} -> {after:,} B" for name, before, after in figures),
+                  f"inplace=True on these ops ({shown}), or slabscope plan --inplace",
+                  figures)]
 
 
 __all__ = ["DEFAULT_LEVER_BUDGET", "Explanation", "Lever", "explain"]

@@ -15,6 +15,7 @@ they do on any graph, and default plans never see it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ..model.graph import Buffer, Graph
@@ -56,10 +57,14 @@ class InPlace:
     merged: dict[str, str]  # output buffer -> the buffer whose bytes it reuses (by name)
 
 
-def in_place(graph: Graph) -> InPlace:
+def in_place(graph: Graph, arguments: Mapping[str, Collection[str]] | None = None) -> InPlace:
     """`graph` with each output that the in-place rule allows merged into its host buffer (see
     the module's description), judged in the graph's schedule. Each other user of a host gets an
-    edge to the node that overwrites it, so any order the result allows keeps the rule true."""
+    edge to the node that overwrites it, so any order the result allows keeps the rule true.
+    `arguments`, where given (a .pt2's runner reads it from the program), decides instead of the
+    nodes' attributes: a node is pointwise when it is a key, and its value names the argument
+    buffers laid out exactly as the output (dense, offset 0, same shape and dtype: never a
+    transposed or sliced view)."""
     order = graph.schedule or tuple(graph.nodes[v].name for v in graph.topo)
     position = {name: i for i, name in enumerate(order)}
     buffers = {b.name: b for b in graph.buffers}
@@ -76,7 +81,8 @@ def in_place(graph: Graph) -> InPlace:
     nodes = {node.name: node for node in graph.nodes}
     for name in order:
         node = nodes[name]
-        if not _pointwise(node) or len(node.outputs) != 1:
+        if not (_pointwise(node) if arguments is None else name in arguments) or \
+                len(node.outputs) != 1:
             continue
         output = node.outputs[0]
         if buffers[output].kind in KEPT_KINDS:
@@ -84,7 +90,7 @@ def in_place(graph: Graph) -> InPlace:
         first = next((b for b in node.inputs if buffers[b].kind not in KEPT_KINDS), None)
         # Where the graph tells layouts (a recorded step), the argument must be laid out as the
         # output is; other graphs' buffers are dense tensors of their own.
-        laid_out = node.attrs.get("same_layout")
+        laid_out = node.attrs.get("same_layout") if arguments is None else arguments[name]
         if first is None or laid_out is not None and first not in laid_out:
             continue
         candidate = host(first)

@@ -25,7 +25,7 @@ ROWS_SHOWN = 500    # rows of the ranked list (Y_1's peak has 4,971; the rest ar
 LEVER_BUDGET = 1.0  # seconds each searching lever may spend in the window
 NAME_ROLE = Qt.ItemDataRole.UserRole
 LEVER_TEXT = {"order": "Apply the best order", "packing": "Plan with search",
-              "allocator": "Show expandable segments"}
+              "allocator": "Show expandable segments", "in place": "Plan in place"}
 
 
 class PeakPanel(QWidget):
@@ -54,7 +54,8 @@ class PeakPanel(QWidget):
         self.rows.itemSelectionChanged.connect(self._row_selected)
         self.levers = QTreeWidget()
         self.levers.setRootIsDecorated(False)
-        self.levers.setHeaderLabels(["lever", "saves", "after", "", "how it was measured"])
+        self.levers.setHeaderLabels(["lever", "saves", "after", "", "what to change",
+                                     "how it was measured"])
         self.levers.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.levers.setMaximumHeight(130)
         top = QHBoxLayout()
@@ -167,8 +168,9 @@ class PeakPanel(QWidget):
             saves = (format_bytes(lever.saving_bytes) if lever.saving_bytes >= 0
                      else f"costs {format_bytes(-lever.saving_bytes)}")
             item = QTreeWidgetItem([lever.lever, saves, format_bytes(lever.bytes_after), "",
-                                    lever.how])
-            item.setToolTip(4, lever.how)
+                                    lever.change, lever.how])
+            item.setToolTip(4, lever.change)
+            item.setToolTip(5, lever.how)
             self.levers.addTopLevelItem(item)
             apply = self.appliers.get(lever.lever)
             if apply is not None and lever.saving_bytes > 0:
