@@ -10,6 +10,16 @@ DIAMOND = EXAMPLES / "diamond.json"
 LUMINAL_JOIN = EXAMPLES / "luminal_join.json"
 LUMINAL_CHAIN = EXAMPLES / "luminal_chain.json"
 
+# mm makes x; relu (pointwise) reads x last and makes y of x's size: in place, y takes x's bytes.
+IN_PLACE_CHAIN = {"nodes": [{"name": "mm", "op": "mm", "inputs": ["w"], "outputs": ["x"]},
+                            {"name": "relu", "op": "relu", "inputs": ["x"], "outputs": ["y"],
+                             "attrs": {"pointwise": "yes"}},
+                            {"name": "sum", "op": "sum", "inputs": ["y"], "outputs": ["s"]}],
+                  "buffers": [{"name": "w", "bytes": 16, "kind": "weight"},
+                              {"name": "x", "bytes": 1024}, {"name": "y", "bytes": 1024},
+                              {"name": "s", "bytes": 4, "kind": "output"}],
+                  "schedule": ["mm", "relu", "sum"]}
+
 
 def onnx_light_model(name: str) -> Path:
     """A model of the onnx package's backend test data (weights stripped), e.g.

@@ -12,21 +12,12 @@ from slabscope.app.state.session import Session
 from slabscope.app.views.panels.peak_panel import PeakPanel
 from slabscope.planner.analysis.peak import live_peak
 from slabscope.planner.conflicts.in_place import in_place
-from tests.examples import DIAMOND
-
-
-GRAPH = {"nodes": [{"name": "mm", "op": "mm", "inputs": ["w"], "outputs": ["x"]},
-                   {"name": "relu", "op": "relu", "inputs": ["x"], "outputs": ["y"],
-                    "attrs": {"pointwise": "yes"}},
-                   {"name": "sum", "op": "sum", "inputs": ["y"], "outputs": ["s"]}],
-         "buffers": [{"name": "w", "bytes": 16, "kind": "weight"}, {"name": "x", "bytes": 1024},
-                     {"name": "y", "bytes": 1024}, {"name": "s", "bytes": 4, "kind": "output"}],
-         "schedule": ["mm", "relu", "sum"]}
+from tests.examples import DIAMOND, IN_PLACE_CHAIN
 
 
 def _graph() -> planner.Graph:
     """mm makes x; relu (pointwise) reads x last and makes y of the same size; sum reads y."""
-    return planner.graph_from_dict(GRAPH)
+    return planner.graph_from_dict(IN_PLACE_CHAIN)
 
 
 def _lever(found: planner.Explanation) -> planner.Lever:
@@ -57,7 +48,7 @@ def test_the_lever_is_absent_where_the_rule_merges_nothing():
 
 def test_explain_inplace_explains_the_rewritten_graph(tmp_path, capsys):
     path = tmp_path / "g.json"
-    path.write_text(json.dumps(GRAPH))
+    path.write_text(json.dumps(IN_PLACE_CHAIN))
     assert main(["explain", str(path), "--budget", "0.1", "--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
     assert main(["explain", str(path), "--budget", "0.1", "--json", "--inplace"]) == 0

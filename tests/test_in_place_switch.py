@@ -7,12 +7,12 @@ from slabscope import planner
 from slabscope.app.state.in_place_choice import InPlaceChoice
 from slabscope.app.state.session import Session
 from slabscope.planner.conflicts.in_place import in_place
-from tests.test_in_place_lever import GRAPH
+from tests.examples import IN_PLACE_CHAIN
 
 
 def test_the_switch_replans_the_rewrite_and_undo_restores_the_plain_plan():
     session = Session()
-    loaded = planner.graph_from_dict(GRAPH)
+    loaded = planner.graph_from_dict(IN_PLACE_CHAIN)
     session.set_graph(loaded)
     choice = InPlaceChoice(session)
     plain = session.plan.slab_bytes
@@ -35,7 +35,7 @@ def test_the_window_has_a_checkable_plan_menu_action(qtbot):
 
     window = MainWindow(Session())
     qtbot.addWidget(window)
-    window.session.set_graph(planner.graph_from_dict(GRAPH))
+    window.session.set_graph(planner.graph_from_dict(IN_PLACE_CHAIN))
     settled(qtbot, window)
     action = window.in_place_action
     assert action.isCheckable() and not action.isChecked()
