@@ -12,9 +12,10 @@ retry when a `capacity` is given.
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
+
+from sortedcontainers import SortedList
 
 from ..support.errors import PlanError
 
@@ -213,11 +214,13 @@ class CachingAllocator:
         self.stats = AllocatorStats()
         self.segments: dict[int, Segment] = {}
         # Cached free blocks per pool (True: small), sorted by (stream, size, address, key).
-        self._free: dict[bool, list[tuple[int, int, int, int]]] = {True: [], False: []}
+        # Sorted lists that insert and remove in O(log n): a fragmented pool caches hundreds of
+        # thousands of free blocks, and a plain list moves them all at each change.
+        self._free: dict[bool, SortedList] = {True: SortedList(), False: SortedList()}
         self._free_at: dict[int, Block] = {}  # block key -> cached free block
         # Every cached free block by (size, address, key), whatever its pool and stream: the
         # largest are its end, so the state at each peak costs no walk over thousands of streams.
-        self._by_size: list[tuple[int, int, int]] = []
+        self._by_size = SortedList()
         self._next_synthetic = SYNTHETIC_BASE
         self._requests = 0
         self._split_limit = self.settings.split_limit
@@ -227,14 +230,13 @@ class CachingAllocator:
     # --- the free-block index -------------------------------------------------------------
 
     def _cache(self, block: Block) -> None:
-        insort(self._free[block.small], (block.stream, block.size, block.addr, block.key))
-        insort(self._by_size, (block.size, block.addr, block.key))
+        self._free[block.small].add((block.stream, block.size, block.addr, block.key))
+        self._by_size.add((block.size, block.addr, block.key))
         self._free_at[block.key] = block
 
     def _uncache(self, block: Block) -> None:
-        keys = self._free[block.small]
-        del keys[bisect_left(keys, (block.stream, block.size, block.addr, block.key))]
-        del self._by_size[bisect_left(self._by_size, (block.size, block.addr, block.key))]
+        self._free[block.small].remove((block.stream, block.size, block.addr, block.key))
+        self._by_size.remove((block.size, block.addr, block.key))
         del self._free_at[block.key]
 
     # --- malloc ---------------------------------------------------------------------------
@@ -281,7 +283,7 @@ class CachingAllocator:
     def _best_fit(self, small: bool, stream: int, size: int) -> Block | None:
         """`get_free_block`: the smallest cached block of the stream that fits, within limits."""
         keys = self._free[small]
-        i = bisect_left(keys, (stream, size, -1))
+        i = keys.bisect_left((stream, size, -1))
         if i == len(keys) or keys[i][0] != stream:
             return None
         block = self._free_at[keys[i][3]]
@@ -530,8 +532,9 @@ class CachingAllocator:
     def free_blocks(self, count: int | None = None) -> list[Block]:
         """The cached free blocks, largest first, equal sizes by descending address (the `count`
         largest when given)."""
-        largest = self._by_size[::-1] if count is None else \
-            self._by_size[:-count - 1:-1] if count > 0 else []
+        largest = self._by_size.islice(reverse=True) if count is None else \
+            self._by_size.islice(max(len(self._by_size) - count, 0), reverse=True) \
+            if count > 0 else []
         return [self._free_at[key] for _, _, key in largest]
 
     def largest_free_block(self) -> int:
