@@ -122,9 +122,9 @@ class DagLegend(QWidget):
         return x + metrics.horizontalAdvance(text) + 18
 
 
-# Light to dark: black text stays readable on every step of it.
-RAMP = ((0.0, QColor("#EEF1F5")), (0.35, QColor("#FDE3A7")), (0.7, QColor("#F9A65A")),
-        (1.0, QColor("#E8601C")))
+# Pale, never dark: the bar under each box carries the magnitude, and black labels on a pale
+# fill are read by OCR too (on the darker orange of an earlier scale a page read whole lost them).
+RAMP = ((0.0, QColor("#FAFBFC")), (1.0, QColor("#FEEEDD")))
 PEAK_COLOUR = QColor("#7B1FA2")  # the live-peak node's border: no hover colour uses it
 
 
