@@ -186,6 +186,15 @@ def operand_overlaps(binding: Binding, node: Node) -> list[tuple[str, str]]:
     return found
 
 
+def check_operands(binding: Binding, node: Node) -> None:
+    """Refuse `node` in one line when an input and an output share bytes (`operand_overlaps`)."""
+    overlaps = operand_overlaps(binding, node)
+    if overlaps:
+        pairs = ", ".join(f"{a} and {b}" for a, b in overlaps)
+        raise PlanError(f"node {node.name!r}: operands share bytes in the {binding.layout} "
+                        f"({pairs}); the plan is unsound for this node")
+
+
 @dataclass(frozen=True)
 class Step:
     """One node bound to its views: `launch()` runs it; `flops` and `bytes` are its cost."""
@@ -224,11 +233,7 @@ def build_steps(backend, graph: Graph, binding: Binding, order, staging) -> list
     views = binding.views
     for i in order:
         node = graph.nodes[i]
-        overlaps = operand_overlaps(binding, node)
-        if overlaps:
-            pairs = ", ".join(f"{a} and {b}" for a, b in overlaps)
-            raise PlanError(f"node {node.name!r}: operands share bytes in the {binding.layout} "
-                            f"({pairs}); the plan is unsound for this node")
+        check_operands(binding, node)
         spec = op_spec(node)
         ins = tuple(views[n] for n in node.inputs)
         outs = tuple(views[n] for n in node.outputs)

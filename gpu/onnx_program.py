@@ -26,7 +26,7 @@ from slabscope.planner import Graph, PlanError
 from slabscope.planner.formats.onnx_import import (load_onnx, node_names, read_model,
                                                     subgraph_reads)
 
-from .binding import Staging, Step, operand_overlaps
+from .binding import Staging, Step, check_operands
 from .comparison import model_check
 
 # Upper bound (exclusive) for an integer input no op bounds: small non-negative values.
@@ -190,11 +190,7 @@ class OnnxProgram:
         steps = []
         for i in order:
             node = graph.nodes[i]
-            overlaps = operand_overlaps(binding, node)
-            if overlaps:
-                pairs = ", ".join(f"{a} and {b}" for a, b in overlaps)
-                raise PlanError(f"node {node.name!r}: operands share bytes in the "
-                                f"{binding.layout} ({pairs}); the plan is unsound for this node")
+            check_operands(binding, node)
             moved = sum(graph.buffer(n).bytes for n in node.inputs + node.outputs)
             if node.op == "upload":
                 launch = functools.partial(_upload, backend, views, staging.inputs, node.outputs)

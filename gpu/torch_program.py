@@ -23,7 +23,7 @@ import numpy as np
 from slabscope.planner import Graph, PlanError
 from slabscope.planner.formats.torch_export_import import load_pt2
 
-from .binding import Staging, Step, operand_overlaps
+from .binding import Staging, Step, check_operands
 from .torch_backend import host_dtype, require_torch, torch_dtype
 from .comparison import model_check
 
@@ -300,11 +300,7 @@ class TorchProgram:
         steps = []
         for i in order:
             node = graph.nodes[i]
-            overlaps = operand_overlaps(binding, node)
-            if overlaps:
-                pairs = ", ".join(f"{a} and {b}" for a, b in overlaps)
-                raise PlanError(f"node {node.name!r}: operands share bytes in the "
-                                f"{binding.layout} ({pairs}); the plan is unsound for this node")
+            check_operands(binding, node)
             moved = sum(graph.buffer(n).bytes for n in node.inputs + node.outputs)
             if node.op == "upload":
                 steps.append(Step(node, functools.partial(_upload, backend, values,

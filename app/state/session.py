@@ -529,6 +529,14 @@ class Session:
         """Set the selected buffers."""
         self.selection_model.select_buffers(names)
 
+    def click_buffer(self, name: str | None, toggle: bool = False) -> None:
+        """A click on buffer `name` in a plot: one buffer chosen is revealed in every panel;
+        with `toggle`, or on nothing, the selection changes as `pick_buffer` says."""
+        if name is not None and not toggle:
+            self.selection_model.reveal("buffer", name)
+        else:
+            self.pick_buffer(name, toggle=toggle)
+
     def pick_buffer(self, name: str | None, toggle: bool = False) -> None:
         """A click on buffer `name` (None: on nothing): select it alone, or with `toggle` add it
         to the selection or take it out."""

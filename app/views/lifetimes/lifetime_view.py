@@ -421,11 +421,7 @@ class LifetimeView(QWidget):
         return name
 
     def _clicked(self, name: str | None, modifiers) -> None:
-        toggle = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
-        if name is not None and not toggle:  # one buffer chosen: every panel scrolls to it
-            self.session.selection_model.reveal("buffer", name)
-        else:
-            self.session.pick_buffer(name, toggle=toggle)
+        self.session.click_buffer(name, toggle=bool(modifiers & Qt.KeyboardModifier.ControlModifier))
 
     def enter_export(self) -> None:
         """Drop the hint, the outline key and pointer emphasis so a picture shows only the plan

@@ -800,11 +800,7 @@ class SlabView(QWidget):
         return name
 
     def _clicked(self, name: str | None, modifiers) -> None:
-        toggle = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
-        if name is not None and not toggle:  # one buffer chosen: every panel scrolls to it
-            self.session.selection_model.reveal("buffer", name)
-        else:
-            self.session.pick_buffer(name, toggle=toggle)
+        self.session.click_buffer(name, toggle=bool(modifiers & Qt.KeyboardModifier.ControlModifier))
 
     def eventFilter(self, watched, event) -> bool:
         """Keys pressed over the plot zoom, pan or drive the replay."""
