@@ -25,8 +25,9 @@ $(VENV)/.torch-deps: pyproject.toml constraints.txt $(VENV)/.test-deps
 run: $(VENV)/.run-deps
 	$(VENV)/bin/slabscope
 
+# One worker per core, each taking whole files (a module's fixtures then run once).
 test: $(VENV)/.test-deps
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile
 
 test-torch: $(VENV)/.torch-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_torch_export.py tests/test_pt2_import.py \
