@@ -51,7 +51,8 @@ def baseline_kernels(commit: str, folder: Path):
 
 def traces(rows: int, folder: Path) -> list[tuple[str, Path]]:
     """(label, MiniMalloc CSV) of each trace to measure: generated ones written to `folder`."""
-    found = [("Y_1", SHARED / "idealloc" / "Y_1.csv"), ("K", SHARED / "minimalloc" / "K.1048576.csv")]
+    found = [("Y_1", SHARED / "idealloc" / "Y_1.csv"),
+             ("K", SHARED / "minimalloc" / "K.1048576.csv")]
     found = [(label, path) for label, path in found if path.exists()]
     sizes = [rows] + ([] if any(label == "Y_1" for label, _ in found) else [62_185, 1_000_000])
     generated = []
