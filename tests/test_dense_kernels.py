@@ -361,3 +361,29 @@ def test_best_fit_on_a_dense_trace_is_the_bucketed_best_fit(seed):
     for order in (index, np.lexsort((index, first, -size)), index[::-1].copy()):
         assert (interval.offsets(order, dense_kernels.BEST_FIT).tolist()
                 == bitset.offsets(order, dense_kernels.BEST_FIT).tolist())
+
+
+@st.composite
+def long_traces(draw):
+    """Buffers over up to 600 steps, most short and in start order, some long or out of order:
+    best fit's path cache rebuilds from where consecutive requests' paths part (never below
+    its floor), serves far requests by the nodes themselves and takes inserts on its levels."""
+    n = draw(st.integers(1, 150))
+    steps = draw(st.integers(1, 600))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    first = np.sort(rng.integers(0, steps, n))
+    length = np.where(rng.random(n) < 0.25, rng.integers(0, steps, n), rng.integers(0, 6, n))
+    size = rng.choice(draw(st.sampled_from([[1, 2, 3], [1, 5, 64], [0, 7, 512]])), size=n)
+    order = np.arange(n)
+    swapped = np.flatnonzero(rng.random(n) < draw(st.sampled_from([0.0, 0.3, 1.0])))
+    order[swapped] = rng.permutation(swapped)
+    return (size.astype(np.int64), first.astype(np.int64),
+            np.minimum(first + length, steps - 1).astype(np.int64), order.astype(np.int64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(trace=long_traces())
+def test_best_fit_over_many_steps_is_best_fit_by_definition(trace):
+    size, first, last, order = trace
+    got = dense_kernels.IntervalPlacer(size, first, last).offsets(order, dense_kernels.BEST_FIT)
+    assert got.tolist() == plain_fit(size, first, last, order, dense_kernels.BEST_FIT)
