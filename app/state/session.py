@@ -30,6 +30,7 @@ from slabscope.planner.support.cancel import Cancelled, CancelToken
 
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.state.identity_cache import IdentityCache
+from slabscope.app.state.in_place_choice import InPlaceChoice
 from slabscope.app.state.selection import Selection
 from slabscope.app.state.session_file import (SESSION_FORMAT, SESSION_VERSION, GraphOutsideSession,
                                               read_session)
@@ -156,6 +157,9 @@ class Session:
         # them on the GUI thread.
         self.prepare_plans: list[Callable[[planner.Graph, planner.Plan], object]] = []
         self.prepare_graphs: list[Callable[[planner.Graph], object]] = []
+        # The Plan menu's In place switch: whether `graph` is the loaded one's in-place rewrite.
+        self.in_place = InPlaceChoice(self)
+        self.swapping = False  # while `sigGraphChanged` tells of `show_graph`, not a new file
 
     def _clean_changed(self, clean: bool) -> None:
         self.sigDirtyChanged.emit(not clean)
@@ -299,6 +303,26 @@ class Session:
         self.sigRunChanged.emit(None)
         freeze_large(graph)  # the views have built what they keep of it
         self._request_plan()
+
+    def show_graph(self, graph: planner.Graph, order) -> None:
+        """Show another form of the open graph with other buffers (its in-place rewrite, or the
+        graph as loaded back), keeping `order` where its names are the graph's. Views hear
+        `sigGraphChanged` with `swapping` True (the same file, so settings and undo stay); the
+        kept plans and bounds, made for the other graph, go. The caller asks for the plan."""
+        graph.build_objects()
+        index = graph.buffer_index  # the name index the views look buffers up by
+        kept = [n for n in order if n in index]
+        self.graph, self.order = graph, tuple(graph.buffers[i].name
+                                              for i in graph.request_order(kept))
+        self.plan, self.plan_error, self._previous_plan = None, None, None
+        self.provisional_plan = None
+        self._plans, self._bounds = {}, {}
+        self.selection_model.clear()
+        self.swapping = True
+        try:
+            self.sigGraphChanged.emit()
+        finally:
+            self.swapping = False
 
     # --- session files (graph path, order, algorithm, conflicts, capacity, view, compare) --
 
