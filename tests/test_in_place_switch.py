@@ -1,8 +1,11 @@
 """The window's In place switch: an undoable edit that re-plans the open graph as the in-place
 rule rewrites it; undo gives the graph as loaded and its plan back. Whether it is on is read off
-the graph shown (so any edit that puts back a graph from before the switch turns it off)."""
+the graph shown (so any edit that puts back a graph from before the switch turns it off), and a
+session file keeps it."""
 
 from __future__ import annotations
+
+import json
 
 from slabscope import planner
 from slabscope.app.state.schedule_choice import ScheduleChoice
@@ -98,3 +101,41 @@ def test_the_window_has_a_checkable_plan_menu_action_that_follows_the_graph(qtbo
     assert window.in_place.on and action.isChecked()
     window.session.undo_stack.setClean()  # closing the window at teardown must not ask
 
+
+def test_a_session_file_keeps_the_switch(tmp_path):
+    graph_file = tmp_path / "branches.json"
+    graph_file.write_text(json.dumps(BRANCHES))
+    session = Session()
+    session.set_graph(planner.load(graph_file), graph_file)
+    session.in_place.set(True)
+    saved = session.plan.slab_bytes
+    session.save_session(tmp_path / "on.slabscope")
+    data = json.loads((tmp_path / "on.slabscope").read_text())
+    assert data["in_place"] is True
+
+    opened = Session()
+    assert opened.open_session(tmp_path / "on.slabscope")
+    assert opened.in_place.on and opened.in_place.merged == 1
+    assert opened.plan.slab_bytes == saved and opened.order == session.order
+    assert opened.undo_stack.count() == 0  # opens clean: undo goes to no plainer graph
+    opened.in_place.set(False)
+    assert "y" in opened.order
+
+    del data["in_place"]  # a file from before the switch was saved
+    (tmp_path / "old.slabscope").write_text(json.dumps(data))
+    assert opened.open_session(tmp_path / "old.slabscope")
+    assert not opened.in_place.on and "y" in opened.order
+
+
+def test_the_window_opens_a_session_saved_with_the_switch_on_checked(qtbot, monkeypatch, tmp_path):
+    from tests.qt_waits import planned_window
+
+    graph_file = tmp_path / "branches.json"
+    graph_file.write_text(json.dumps(BRANCHES))
+    session = Session()
+    session.set_graph(planner.load(graph_file), graph_file)
+    session.in_place.set(True)
+    session.save_session(tmp_path / "on.slabscope")
+    window = planned_window(qtbot, monkeypatch, tmp_path, tmp_path / "on.slabscope")
+    assert window.in_place_action.isChecked() and window.session.plan.slab_bytes == \
+        session.plan.slab_bytes

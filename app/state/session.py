@@ -25,6 +25,7 @@ from typing import Callable
 from psygnal import Signal
 
 from slabscope import planner
+from slabscope.planner.conflicts.in_place import in_place
 from slabscope.planner.support.atomic_write import check_outputs, write_atomic
 from slabscope.planner.support.cancel import Cancelled, CancelToken
 
@@ -238,6 +239,10 @@ class Session:
             except GraphOutsideSession as refused:
                 return refused
             _prepare(result[0], preparers, token)
+            if result[2]["in_place"]:  # saved switched on: rewritten here, off the GUI thread
+                shared = in_place(result[0])
+                _prepare(shared.graph, preparers, token)
+                result[2]["in_place"] = shared
             return result
 
         def done(result):
@@ -249,7 +254,10 @@ class Session:
                 return
             graph, graph_path, settings = result
             self.compare_path = settings.pop("compare")  # a session restores its comparison
+            shared = settings.pop("in_place")
             self.set_graph(graph, graph_path, **settings)
+            if shared:
+                self.in_place.restore(shared)
             self.sigOpened.emit(path)
 
         return self._load(f"Loading {path.name}", path, work, done)
@@ -324,7 +332,7 @@ class Session:
         finally:
             self.swapping = False
 
-    # --- session files (graph path, order, algorithm, conflicts, capacity, view, compare) --
+    # --- session files (graph, order, algorithm, conflicts, capacity, view, compare, in place)
 
     def save_session(self, path) -> None:
         """Write the session as JSON to `path` and mark the undo stack clean; the file it
@@ -341,7 +349,7 @@ class Session:
         data = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "graph": stored,
                 "order": list(self.order), "algorithm": self.algorithm,
                 "conflicts": self.conflicts, "capacity": self.capacity,
-                "view": self.view.to_json()}
+                "view": self.view.to_json(), "in_place": self.in_place.on}
         if self.compare_path is not None:
             data["compare"] = Path(os.path.relpath(self.compare_path.resolve(),
                                                    path.resolve().parent)).as_posix()
