@@ -21,6 +21,7 @@ FIXTURES = Path(__file__).parent / "data" / "pt2"
 MERGING = ("attention", "branches", "convbn", "mlp", "mlp_dynamic", "mlp_legacy")
 
 
+@pytest.mark.filterwarnings("ignore:.*symbolic dimensions taken at their hint")
 @pytest.mark.parametrize("name", MERGING)
 def test_the_importer_marks_pointwise_nodes_so_plans_in_place_merge_and_verify(name):
     graph = planner.load(FIXTURES / f"{name}.pt2")
