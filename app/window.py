@@ -46,7 +46,6 @@ from slabscope.app.views.panels.peak_panel import PeakPanel
 from slabscope.app.views.panels.request_list import RequestList
 from slabscope.app.views.panels.run_actions import install_run_actions
 from slabscope.app.views.panels.schedule_controls import ScheduleControls
-from slabscope.app.state.in_place_choice import InPlaceChoice
 from slabscope.app.views.panels.shortcuts_dialog import ShortcutsDialog
 from slabscope.app.views.panels.tab_memory import TabMemory
 from slabscope.app.views.panels.task_progress import TaskProgress
@@ -110,7 +109,7 @@ class MainWindow(QMainWindow):
         self.timeline_view = TimelineView(session)
         self.allocator_panel = AllocatorPanel(session)
         self.executor = TaskExecutor(self)  # every long task: loads, plans, searches, runs
-        self.in_place = InPlaceChoice(session)  # the Plan menu's In place switch
+        self.in_place = session.in_place  # the Plan menu's In place switch
         self.peak_panel = PeakPanel(session, self.executor.add(TaskLane("levers")), {
             "order": lambda: self.schedule_controls.choice.choose("best"),
             "packing": lambda: session.set_algorithm("search"),

@@ -1,6 +1,6 @@
-"""With torch: the alias table against ATen's schemas, and fresh exports checked against a reading
-of `ep.graph` in which a buffer is a storage that no earlier value had (fake tensors keep
-aliasing: a view's storage is its base's)."""
+"""With torch: the alias and pointwise tables against ATen's schemas and tags, and fresh exports
+checked against a reading of `ep.graph` in which a buffer is a storage that no earlier value had
+(fake tensors keep aliasing: a view's storage is its base's)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from torch.multiprocessing.reductions import StorageWeakRef  # noqa: E402
 
 from slabscope import planner  # noqa: E402
 from slabscope.planner import torch_trace  # noqa: E402
-from slabscope.planner.formats import aten_aliases  # noqa: E402
+from slabscope.planner.formats import aten_aliases, aten_pointwise  # noqa: E402
 from slabscope.planner.formats.torch_export_import import SCALAR_TYPES, view_strides  # noqa: E402
 from slabscope.planner.torch_trace import trace  # noqa: E402
 
@@ -294,3 +294,19 @@ def test_the_trace_command_writes_an_archive_the_planner_reads(tmp_path, monkeyp
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
     sys.modules.pop("tiny_model", None)
+
+
+def test_pointwise_table_matches_the_aten_tags():
+    expected = set()
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::"):
+            continue
+        name, overload = schema.name[len("aten::"):], schema.overload_name or "default"
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is not None and overload in packet.overloads() and \
+                torch.Tag.pointwise in getattr(packet, overload).tags:
+            expected.add(f"{name}.{overload}")
+    assert aten_pointwise.POINTWISE == expected, (
+        f"planner/formats/aten_pointwise.py differs from torch {torch.__version__}: add "
+        f"{sorted(expected - aten_pointwise.POINTWISE)}, drop "
+        f"{sorted(aten_pointwise.POINTWISE - expected)}")

@@ -56,7 +56,12 @@ def run(args) -> int:
     session = Session()
     window = MainWindow(session)
     session.compare_path = settings.pop("compare", None)  # a session's comparison, made anew
+    switched = settings.pop("in_place", False)  # saved with the In place switch on
     session.set_graph(graph, graph_path, **settings)  # plans in the background
+    if switched:
+        from slabscope.planner.conflicts.in_place import in_place
+
+        session.in_place.restore(in_place(graph))
     window.planning.warm_up()  # then the other kernels, before anyone asks for search
     window.opened(path)
     window.show()

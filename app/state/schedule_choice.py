@@ -140,7 +140,11 @@ class ScheduleChoice:
 
     def _apply(self, graph, schedule, conflicts) -> None:
         session = self.session
-        session.graph, session.schedule, session.conflicts = graph, schedule, conflicts
+        session.schedule, session.conflicts = schedule, conflicts
+        if session.graph is not None and graph.buffers is not session.graph.buffers:
+            # the given graph from before the In place switch, or back: the views rebuild
+            session.show_graph(graph, session.order)
+        session.graph = graph
         session.sigSettingsChanged.emit()
         self.sigChanged.emit()
         session._request_plan()

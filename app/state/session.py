@@ -25,11 +25,13 @@ from typing import Callable
 from psygnal import Signal
 
 from slabscope import planner
+from slabscope.planner.conflicts.in_place import in_place
 from slabscope.planner.support.atomic_write import check_outputs, write_atomic
 from slabscope.planner.support.cancel import Cancelled, CancelToken
 
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.state.identity_cache import IdentityCache
+from slabscope.app.state.in_place_choice import InPlaceChoice
 from slabscope.app.state.selection import Selection
 from slabscope.app.state.session_file import (SESSION_FORMAT, SESSION_VERSION, GraphOutsideSession,
                                               read_session)
@@ -156,6 +158,9 @@ class Session:
         # them on the GUI thread.
         self.prepare_plans: list[Callable[[planner.Graph, planner.Plan], object]] = []
         self.prepare_graphs: list[Callable[[planner.Graph], object]] = []
+        # The Plan menu's In place switch: whether `graph` is the loaded one's in-place rewrite.
+        self.in_place = InPlaceChoice(self)
+        self.swapping = False  # while `sigGraphChanged` tells of `show_graph`, not a new file
 
     def _clean_changed(self, clean: bool) -> None:
         self.sigDirtyChanged.emit(not clean)
@@ -234,6 +239,10 @@ class Session:
             except GraphOutsideSession as refused:
                 return refused
             _prepare(result[0], preparers, token)
+            if result[2]["in_place"]:  # saved switched on: rewritten here, off the GUI thread
+                shared = in_place(result[0])
+                _prepare(shared.graph, preparers, token)
+                result[2]["in_place"] = shared
             return result
 
         def done(result):
@@ -245,7 +254,10 @@ class Session:
                 return
             graph, graph_path, settings = result
             self.compare_path = settings.pop("compare")  # a session restores its comparison
+            shared = settings.pop("in_place")
             self.set_graph(graph, graph_path, **settings)
+            if shared:
+                self.in_place.restore(shared)
             self.sigOpened.emit(path)
 
         return self._load(f"Loading {path.name}", path, work, done)
@@ -300,7 +312,27 @@ class Session:
         freeze_large(graph)  # the views have built what they keep of it
         self._request_plan()
 
-    # --- session files (graph path, order, algorithm, conflicts, capacity, view, compare) --
+    def show_graph(self, graph: planner.Graph, order) -> None:
+        """Show another form of the open graph with other buffers (its in-place rewrite, or the
+        graph as loaded back), keeping `order` where its names are the graph's. Views hear
+        `sigGraphChanged` with `swapping` True (the same file, so settings and undo stay); the
+        kept plans and bounds, made for the other graph, go. The caller asks for the plan."""
+        graph.build_objects()
+        index = graph.buffer_index  # the name index the views look buffers up by
+        kept = [n for n in order if n in index]
+        self.graph, self.order = graph, tuple(graph.buffers[i].name
+                                              for i in graph.request_order(kept))
+        self.plan, self.plan_error, self._previous_plan = None, None, None
+        self.provisional_plan = None
+        self._plans, self._bounds = {}, {}
+        self.selection_model.clear()
+        self.swapping = True
+        try:
+            self.sigGraphChanged.emit()
+        finally:
+            self.swapping = False
+
+    # --- session files (graph, order, algorithm, conflicts, capacity, view, compare, in place)
 
     def save_session(self, path) -> None:
         """Write the session as JSON to `path` and mark the undo stack clean; the file it
@@ -317,7 +349,7 @@ class Session:
         data = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "graph": stored,
                 "order": list(self.order), "algorithm": self.algorithm,
                 "conflicts": self.conflicts, "capacity": self.capacity,
-                "view": self.view.to_json()}
+                "view": self.view.to_json(), "in_place": self.in_place.on}
         if self.compare_path is not None:
             data["compare"] = Path(os.path.relpath(self.compare_path.resolve(),
                                                    path.resolve().parent)).as_posix()

@@ -24,8 +24,9 @@ SESSION_FORMAT = "slabscope-session"
 SESSION_VERSION = 1
 # "view" (how the views show the plan) is optional: files written before it open as before.
 # "compare" (the file the Compare view sets against the graph, relative like "graph") is optional.
+# "in_place" (the Plan menu's In place switch) is optional: files without it open with it off.
 SESSION_KEYS = ("format", "version", "graph", "order", "algorithm", "conflicts", "capacity", "view",
-                "compare")
+                "compare", "in_place")
 
 
 def _shown(value) -> str:
@@ -73,7 +74,8 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
                  ) -> tuple[planner.Graph, Path, dict]:
     """Parse and check a session file: the graph it names, that graph's path, and the settings
     (`order`, `algorithm`, `conflicts`, `capacity`, `view`) ready for `Session.set_graph`, with
-    `compare`, the file the Compare view sets against it (a path, or None).
+    `compare`, the file the Compare view sets against it (a path, or None), and `in_place`,
+    whether the In place switch was on.
 
     A graph outside the session's folder is a `GraphOutsideSession` unless `allow_outside`
     (the user said yes to that path). `cancel` stops loading the graph.
@@ -109,6 +111,9 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
         view = view_settings_from(data["view"]) if "view" in data else ViewSettings()
     except ValueError as exc:
         _fail(path, str(exc))
+    in_place = data.get("in_place", False)
+    if type(in_place) is not bool:
+        _fail(path, f"'in_place' must be true or false, got {_shown(in_place)}")
     compare = _compare_path(path, data.get("compare"), allow_outside)
     graph_path, outside = graph_location(path, stored)
     if outside and not allow_outside:
@@ -121,7 +126,8 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
     except planner.PlanError as exc:
         _fail(path, f"'order': {exc}")
     return graph, graph_path, {"order": order, "algorithm": algorithm, "conflicts": conflicts,
-                               "capacity": capacity, "view": view, "compare": compare}
+                               "capacity": capacity, "view": view, "compare": compare,
+                               "in_place": in_place}
 
 
 def _compare_path(path: Path, stored, allow_outside: bool) -> Path | None:

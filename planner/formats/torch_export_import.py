@@ -7,6 +7,10 @@ an in-place op, one result of a multi-result node), by ATen's schema (`aten_alia
 argument's buffer, which then lives through the alias's users. User inputs are buffers an
 `upload` node writes; parameters, buffers and constants are weights, out of the slab unless
 `include_weights`; graph outputs are read by a `readback` node. Symbolic sizes take their hint.
+A node whose op carries ATen's `pointwise` tag (`aten_pointwise`) gets the attributes the opt-in
+in-place rule reads: `pointwise`, and `same_layout`, the buffers of its arguments laid out
+exactly as its one new result (dense from offset 0, same sizes and dtype; never a transposed or
+sliced view), none when that result is not a dense tensor of its own.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Mapping
 from ..model.graph import Buffer, Graph, Node
 from ..support.errors import PlanError
 from .aten_aliases import RESHAPES, SAME_OR_COPY, ResultAlias, aten_overload, result_aliases
+from .aten_pointwise import POINTWISE
 from .safety.input_limits import shape_elements
 from .safety.pt2_archive import read_export_archive
 
@@ -196,6 +201,14 @@ class _Metas:
             self.sizes[tensor] = (shape_elements(shape, f"tensor {tensor!r}") * itemsize, shape,
                                   name)
         return self.sizes[tensor]
+
+    def dense(self, tensor: str) -> bool:
+        """Whether the tensor fills its storage from its start, row-major with no gaps (the
+        stride of a dimension of size 1 is free)."""
+        sizes, strides = self.ints(tensor, "sizes"), self.ints(tensor, "strides")
+        expected = _contiguous_strides(sizes)
+        return self.offset(tensor) == 0 and len(strides) == len(sizes) and \
+            all(s == e for s, e, n in zip(strides, expected, sizes) if n != 1)
 
     def same_storage_layout(self, a: str, b: str) -> bool:
         """Whether tensors a and b agree in dtype, device, layout, sizes and strides."""
@@ -439,12 +452,33 @@ class _Builder:
             self.use(root, name, writes=True)
 
         attrs = _node_attrs(target, metadata, shapes, alias_notes, shown_args)
+        if aten_overload(target) in POINTWISE:  # the opt-in in-place rule reads these two
+            attrs["pointwise"] = "yes"
+            attrs["same_layout"] = self._same_layout(name, arguments)
         slab = [r for r in read_roots if r in self.buffers]
         outs = [r for r in dict.fromkeys(written + created) if r in self.buffers]
         return Node(name, op, inputs=tuple(self.buffers[r]["name"] for r in slab
                                            if r not in outs),
                     outputs=tuple(self.buffers[r]["name"] for r in outs),
                     attrs=MappingProxyType(attrs))
+
+    def _same_layout(self, result: str, arguments: dict[str, list[str]]) -> list[str]:
+        """The buffers of the tensor arguments laid out exactly as `result`, the node's one new
+        tensor (dense, offset 0, same sizes and dtype): those its result may be written over
+        element by element. Empty when `result` is not a dense tensor of its own (a view, an
+        in-place write, one of several results, or no elements)."""
+        made = self.tensors.get(result)
+        if made is None or made.root != result or result not in self.buffers or \
+                not self.metas.dense(result):
+            return []
+        shape = (self.metas.ints(result, "sizes"), self.metas.dtype(result))
+        found = []
+        for t in (t for ts in arguments.values() for t in ts):
+            root = self.tensors[t].root
+            if root in self.buffers and self.metas.dense(t) and \
+                    (self.metas.ints(t, "sizes"), self.metas.dtype(t)) == shape:
+                found.append(self.buffers[root]["name"])
+        return list(dict.fromkeys(found))
 
     @staticmethod
     def _arguments(entry: dict, where: str) -> tuple[dict[str, list[str]], list[str], bool]:
@@ -477,7 +511,7 @@ class _Builder:
 
 
 def _node_attrs(target: str, metadata: dict, shapes: list[str], alias_notes: list[str],
-                shown_args: list[str]) -> dict[str, str]:
+                shown_args: list[str]) -> dict[str, object]:
     """What the node panel lists for a node: target, module, results, aliases, arguments and
     the stack it was traced from (innermost frame first)."""
     attrs = {"target": target}
