@@ -3,7 +3,8 @@
 A command is a line of a ```sh, ```bash or ```console block (in a console block, a line after
 `$ `) that starts with `slabscope` or `python -m slabscope`. It is run when it names a file of
 the repository (so a command on a user's own file, or a synopsis with FILE in it, is skipped)
-and when it needs no window (`plan`, `export`, `run`, `generate`, `allocator`).
+and when it needs no window (`plan`, `export`, `run`, `generate`, `allocator`, `explain`,
+`diff`).
 
 Each runs through this interpreter (`sys.executable -m slabscope`) in an empty folder of its
 own: the repository files it names are made absolute, and anything it writes (`--png peak.png`)
@@ -31,7 +32,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_BLOCK = re.compile(r"^```(sh|bash|console)[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 STATED_STATUS = re.compile(r"#\s*exit status (\d+)\s*$")
 # Subcommands that need no display; `slabscope [FILE]` and `open` would open the window.
-HEADLESS = {"plan", "export", "run", "generate", "allocator"}
+HEADLESS = {"plan", "export", "run", "generate", "allocator", "explain", "diff"}
 # Options whose value is a file to write: never made absolute, so it lands in the run's folder.
 OUTPUT_OPTIONS = {"--png", "--svg", "--csv", "-o", "--output"}
 COMMAND_TIMEOUT = 180
