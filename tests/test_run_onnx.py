@@ -1,5 +1,6 @@
-"""ONNX models executed node by node with onnx's reference evaluator over views of one slab,
-verified against a run without reuse and against the whole model in the evaluator (no torch)."""
+"""ONNX models executed node by node over views of one slab, in onnxruntime (the test extra
+installs it) or onnx's reference evaluator, verified against a run without reuse and against the
+whole model in the same engine (no torch); the light models the onnx package ships included."""
 
 from __future__ import annotations
 
@@ -133,18 +134,62 @@ def test_cli_runs_onnx_and_refuses_a_backend_that_cannot(branches, capsys):
     assert "backend torch cannot run ONNX model" in capsys.readouterr().err
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # its Dropout masks have no inferred shape
-def test_a_light_model_the_onnx_package_ships_runs_in_onnxruntime():
+# The light models the onnx package ships that run in well under a second each here (CPU
+# time, one node per onnxruntime session); the rest, up to vgg19's 7.6 s, are in bench/runner.py.
+LIGHT_MODELS = {
+    "bvlc_alexnet": {"Conv", "Dropout", "Gemm", "LRN"},
+    "squeezenet": {"Conv", "Concat", "GlobalAveragePool", "Softmax"},
+    "shufflenet": {"Conv", "Reshape", "Transpose", "BatchNormalization", "AveragePool"},
+    "inception_v1": {"Conv", "Concat", "LRN", "MaxPool", "AveragePool"},
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # Dropout masks have no inferred shape
+@pytest.mark.parametrize("name", sorted(LIGHT_MODELS))
+def test_light_models_the_onnx_package_ships_run_in_one_slab_in_onnxruntime(name):
     # in onnx.reference alone the light models take 30 s to minutes here: bench/runner.py
-    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (the onnxruntime "
+                                              "extra; the test extra carries it)")
     from pathlib import Path
 
     path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / \
-        "light_bvlc_alexnet.onnx"
+        f"light_{name}.onnx"
     report = quick_run(path, backend="onnxruntime", replay=False)
-    assert report.verification.ok, report.verification.summary()
-    assert report.slab_bytes < report.no_reuse_bytes
-    assert {"Conv", "Dropout", "Gemm"} <= {k.op for k in report.kernels}
+    v = report.verification
+    assert v.ok, v.summary()  # the per-buffer run, and the whole model in one session
+    assert v.model.ok and v.model.outputs == 1 and "whole model in onnxruntime" in v.summary()
+    assert report.allocated_bytes == report.slab_bytes < report.no_reuse_bytes
+    assert LIGHT_MODELS[name] <= {k.op for k in report.kernels}
+    assert all(k.seconds > 0 for k in report.kernels if k.op not in ("upload", "readback"))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_light_model_runs_with_the_in_place_rule_and_its_weights_in_the_slab():
+    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
+    from pathlib import Path
+
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / \
+        "light_squeezenet.onnx"
+    plain = quick_run(path, backend="onnxruntime", replay=False, verify=False)
+    shared = quick_run(path, backend="onnxruntime", replay=False, inplace=True,
+                       include_weights=True)
+    assert shared.verification.ok, shared.verification.summary()
+    assert "in place: " in shared.phase("search").detail
+    weights = sum(r for b, r in zip(planner.load(path, include_weights=True).buffers,
+                                    planner.load(path, include_weights=True).reserved)
+                  if b.kind == "weight")
+    assert weights > 0 and shared.no_reuse_bytes < plain.no_reuse_bytes + weights
+
+
+def test_without_onnxruntime_auto_runs_onnx_reference_and_names_the_extra(branches, monkeypatch,
+                                                                          capsys):
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # import fails
+    report = quick_run(branches, replay=False)
+    assert report.backend == "numpy" and report.verification.ok
+    assert "onnxruntime is not installed (pip install 'slabscope[onnxruntime]')" in \
+        report.backend_note
+    assert main(["run", str(branches), "--backend", "onnxruntime"]) == 2
+    assert "slabscope[onnxruntime]" in capsys.readouterr().err
 
 
 def test_the_window_offers_run_for_model_files_and_says_why_not_otherwise(branches):
