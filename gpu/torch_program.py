@@ -140,8 +140,8 @@ class TorchProgram:
         self.torch = torch
         self.path = Path(path)
         self.include_weights = include_weights
-        self.graph, notes = load_pt2(self.path, include_weights)
-        self.places = notes.places
+        self.graph, self.notes = load_pt2(self.path, include_weights)
+        self.places = self.notes.places
         self.ep = _load_program(torch, self.path)
         for name in [n for n in self.ep.constants if n in self.ep.state_dict]:
             # an archive may repeat parameters among its constants as plain tensors, which

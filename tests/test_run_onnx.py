@@ -77,6 +77,49 @@ def test_an_onnx_model_runs_in_one_slab_and_matches_both_references(branches, ba
     assert report.slab_bytes < report.no_reuse_bytes
 
 
+@pytest.fixture(scope="module")
+def computed_shape(tmp_path_factory):
+    """x reshaped to a shape computed from constants (Abs, which inference does not follow),
+    then row 0 gathered by a scalar index: inference leaves the reshape's dimensions unknown,
+    and the scalar must reach onnxruntime as a scalar."""
+    nodes = [
+        helper.make_node("Constant", [], ["negative"], name="negative",
+                         value=numpy_helper.from_array(np.array([-2, -32], dtype=np.int64))),
+        helper.make_node("Abs", ["negative"], ["shape"], name="abs"),
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+        helper.make_node("Constant", [], ["zero"], name="zero",
+                         value=numpy_helper.from_array(np.array(0, dtype=np.int64))),
+        helper.make_node("Gather", ["r", "zero"], ["row"], name="gather", axis=0),
+        helper.make_node("Relu", ["row"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(nodes, "computed_shape",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32])])
+    path = tmp_path_factory.mktemp("onnx") / "computed_shape.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+@pytest.mark.parametrize("backend", ["numpy", "onnxruntime"])
+def test_dimensions_inference_leaves_unknown_are_measured_by_a_run(computed_shape, backend,
+                                                                    capsys):
+    if backend == "onnxruntime":
+        pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
+    with pytest.warns(UserWarning, match="unknown dimensions taken as 1 in 2 tensors: r, row"):
+        assert planner.load(computed_shape).buffer("r").shape == (1, 1)  # what plan shows
+    program = OnnxProgram(computed_shape)
+    assert program.graph.buffer("r").shape == (2, 32)  # what a run of the model gives it
+    report = quick_run(computed_shape, backend=backend, replay=False)
+    assert report.verification.ok, report.verification.summary()
+    with pytest.warns(UserWarning):  # a graph read with the guess cannot run as it is
+        guessed = planner.load(computed_shape)
+    with pytest.raises(planner.PlanError, match=r"buffer 'r' is \[1, 1\] here but \[2, 32\] "
+                                                r"when computed_shape.onnx runs"):
+        quick_run(guessed, model=computed_shape)
+    assert main(["run", str(computed_shape), "--backend", backend, "--repeats", "1"]) == 0
+    assert "warning" not in capsys.readouterr().err  # the run measured what plan guesses
+
+
 def test_integer_inputs_stay_below_the_axis_they_gather_from(branches):
     ids = OnnxProgram(branches).stage(planner.load(branches)).inputs["ids"]
     assert ids.dtype == np.int64 and 0 <= ids.min() and ids.max() < 10
