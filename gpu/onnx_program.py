@@ -78,7 +78,9 @@ class OnnxProgram:
                                    *self.model.graph.output)
                       if info.type.HasField("tensor_type")}
         self.constants = self._constants(folded)
-        if notes.unknown_dims or notes.unknown_types:
+        guessed = {b.name for b in self.graph.buffers if b.kind != "input" and len(b.uses) > 1
+                   and b.name in {*notes.unknown_dims, *notes.unknown_types}}
+        if guessed:  # a guess no node reads (Dropout's mask) is dropped, not worth a run
             # what inference left unknown (a Reshape to a computed shape) is measured by one
             # run of the whole model on the staged inputs, and the graph read again with it
             self.graph, notes = load_onnx(self.path, include_weights,
