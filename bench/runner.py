@@ -1,8 +1,9 @@
 """Slab execution against per-buffer allocation, and eager launches against CUDA graph replay.
 
 From the worked example up to MLPs of several hundred MiB, then real models: the committed
-`.pt2` fixtures (torch, one ATen op per node) and ONNX models the onnx package ships (one
-onnx.reference evaluator per node); prints one table. Every figure is measured by `gpu.run` on
+`.pt2` fixtures (torch, one ATen op per node) and the light ONNX models the onnx package ships
+(one onnxruntime session per node, or, without onnxruntime, one onnx.reference evaluator per
+node: then only two of them, as each takes 30 s to minutes); prints one table. Every figure is measured by `gpu.run` on
 this machine (the backend is chosen as `slabscope run` would: CuPy or torch-cuda when a device
 answers, else NumPy or torch on the CPU).
 
@@ -25,8 +26,12 @@ from slabscope.gpu.report import seconds_text  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "example_graphs"
 PT2 = Path(__file__).resolve().parent.parent / "tests" / "data" / "pt2"
-# ONNX models the onnx package ships, smallest work first (densenet121: 910 runtime nodes).
-ONNX_MODELS = ("light_zfnet512.onnx", "light_densenet121.onnx")
+# The light ONNX models the onnx package ships, least work first (CPU seconds of one verified
+# run in onnxruntime here: squeezenet 0.4 ... vgg19 7.6); --quick runs the first four.
+ONNX_MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "inception_v1", "zfnet512",
+               "inception_v2", "resnet50", "densenet121", "vgg19")
+# In onnx.reference alone (no onnxruntime): zfnet512 takes about 30 s, densenet121 minutes.
+REFERENCE_MODELS = ("zfnet512", "densenet121")
 
 
 def cases(quick: bool):
@@ -42,19 +47,21 @@ def cases(quick: bool):
 
 def model_cases(quick: bool):
     """(label, model file) of the real models that can run here: `.pt2` with torch, ONNX with
-    onnx (the largest only without `quick`)."""
+    onnx (all the light models with onnxruntime, two without; the larger only without
+    `quick`)."""
     import importlib.util
 
     if importlib.util.find_spec("torch"):
-        for name in ("attention", "convbn"):
+        for name in ("attention", "convbn", "stateful_core"):
             yield f"{name}.pt2", PT2 / f"{name}.pt2"
     if importlib.util.find_spec("onnx"):
         import onnx
 
         light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-        for name in ONNX_MODELS[:1] if quick else ONNX_MODELS:
-            if (light / name).exists():
-                yield name.removeprefix("light_"), light / name
+        names = ONNX_MODELS if importlib.util.find_spec("onnxruntime") else REFERENCE_MODELS
+        for name in names[:4 if len(names) > 2 else 1] if quick else names:
+            if (light / f"light_{name}.onnx").exists():
+                yield name, light / f"light_{name}.onnx"
 
 
 def mib(n: int | None) -> str:
@@ -70,8 +77,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="skip the two largest MLPs and the largest model")
     parser.add_argument("--model-repeats", type=int, default=1,
-                        help="timed executes of each real model (default 1: ONNX models run in "
-                             "the reference evaluator, tens of seconds each)")
+                        help="timed executes of each real model (default 1: without "
+                             "onnxruntime, ONNX models run in the reference evaluator, tens of "
+                             "seconds each)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--no-models", action="store_true", help="only the generated graphs")
     which.add_argument("--models-only", action="store_true", help="only the real models")
@@ -118,7 +126,7 @@ def main(argv=None) -> int:
         print(f"backend {name} on {where}" + (f" ({note})" if note else ""))
     print(f"{args.repeats} timed executes per generated graph, {args.model_repeats} per real "
           f"model; execute = mean wall time of one; prepare includes one warm-up execute; peak = "
-          f"{'CuPy pool total' if backend == 'cupy' else 'tracemalloc high-water of prepare + one execute, host staging included (numpy); not measured on torch'}")
+          f"{'CuPy pool total' if backend == 'cupy' else 'tracemalloc high-water of prepare + one execute, host staging included (numpy); not measured on torch or onnxruntime'}")
     if backend != "cupy":
         print("replay: CUDA graph replay needs CuPy and a device (n/a here)")
     widths = [max(len(r[c]) for r in rows) for c in range(len(header))]

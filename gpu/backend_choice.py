@@ -18,7 +18,7 @@ def _available(name: str):
         try:
             import onnxruntime
         except ImportError:
-            return None, "onnxruntime is not installed (pip install onnxruntime)"
+            return None, "onnxruntime is not installed (pip install 'slabscope[onnxruntime]')"
         return OnnxRuntimeBackend(onnxruntime), None
     cupy, reason = _cupy_with_device()
     if name == "cupy":

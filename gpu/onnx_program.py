@@ -67,7 +67,7 @@ class OnnxProgram:
         self.path = Path(path)
         self.include_weights = include_weights
         self.model = read_model(self.path)
-        self.graph, _ = load_onnx(self.path, include_weights)
+        self.graph, notes = load_onnx(self.path, include_weights)
         self.opsets = {o.domain: o.version for o in self.model.opset_import}
         names, folded = node_names(self.model.graph)
         self.nodes = {name: node for name, node in zip(names, self.model.graph.node) if name}
@@ -78,6 +78,14 @@ class OnnxProgram:
                                    *self.model.graph.output)
                       if info.type.HasField("tensor_type")}
         self.constants = self._constants(folded)
+        guessed = {b.name for b in self.graph.buffers if b.kind != "input" and len(b.uses) > 1
+                   and b.name in {*notes.unknown_dims, *notes.unknown_types}}
+        if guessed:  # a guess no node reads (Dropout's mask) is dropped, not worth a run
+            # what inference left unknown (a Reshape to a computed shape) is measured by one
+            # run of the whole model on the staged inputs, and the graph read again with it
+            self.graph, notes = load_onnx(self.path, include_weights,
+                                          measured=self._measured(self.stage(self.graph)))
+        self.notes = notes  # what is still guessed: unknown dimensions of graph inputs
 
     def _evaluator(self, node, name: str):
         """The reference evaluator of one node (made once); an op it lacks is a `PlanError`
@@ -115,14 +123,59 @@ class OnnxProgram:
             constants.update((t, np.asarray(v)) for t, v in zip(node.output, results) if t)
         return constants
 
+    def _measured(self, staging: Staging) -> dict:
+        """(shape, dtype name) of every tensor a node writes, from one run of the whole model
+        on `staging`'s inputs (onnxruntime without graph optimizations when installed, else
+        onnx.reference)."""
+        from onnx import helper
+
+        model = type(self.model)()
+        model.CopyFrom(self.model)
+        named = {info.name: info for info in model.graph.value_info}
+        names = [o.name for o in model.graph.output]
+        for node in model.graph.node:
+            for t in node.output:
+                if t and t not in names:
+                    model.graph.output.append(named.get(t) or
+                                              helper.make_empty_tensor_value_info(t))
+                    names.append(t)
+        feeds = {n: v for n, v in staging.inputs.items() if n not in self.constants}
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            ort = None
+        try:
+            if ort is not None:
+                options = ort.SessionOptions()
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                options.log_severity_level = 4  # fatal only: a failure becomes our one line
+                results = ort.InferenceSession(model.SerializeToString(), options,
+                                               providers=["CPUExecutionProvider"]
+                                               ).run(names, feeds)
+            else:
+                from onnx.reference import ReferenceEvaluator
+
+                results = ReferenceEvaluator(model).run(names, feeds)
+        except Exception as exc:  # the engine's own failure on the whole model
+            raise PlanError(f"{self.path.name}: shapes inference left unknown could not be "
+                            f"measured by a run: {_first_line(exc)}") from None
+        return {n: (np.shape(v), np.asarray(v).dtype.name) for n, v in zip(names, results)}
+
     # --- checks --------------------------------------------------------------------------
 
     def check(self, graph: Graph) -> None:
         """Every node must be one of the model's (whether its op runs shows when the chosen
-        engine prepares it: a one-line `PlanError` naming node and op)."""
+        engine prepares it: a one-line `PlanError` naming node and op), and every buffer
+        sized as when the model runs."""
         if {b.name for b in graph.buffers} != {b.name for b in self.graph.buffers}:
             raise PlanError(f"the graph's buffers are not those of {self.path.name} read with "
                             f"include_weights={self.include_weights}")
+        for buf in graph.buffers:
+            own = self.graph.buffer(buf.name)
+            if (buf.shape, buf.bytes) != (own.shape, own.bytes):
+                raise PlanError(f"buffer {buf.name!r} is {list(buf.shape or ())} here but "
+                                f"{list(own.shape)} when {self.path.name} runs (an unknown "
+                                f"dimension taken as 1); run the file itself")
         for node in graph.nodes:
             if node.op in ("upload", "readback"):
                 continue
@@ -229,7 +282,7 @@ class OnnxProgram:
                                       opset_imports=self.model.opset_import,
                                       ir_version=self.model.ir_version)
             options = ort.SessionOptions()
-            options.log_severity_level = 3  # errors only: a failure becomes our one line
+            options.log_severity_level = 4  # fatal only: a failure becomes our one line
             # one thread per session: hundreds of sessions must not each start a thread pool
             options.intra_op_num_threads = options.inter_op_num_threads = 1
             try:
@@ -246,7 +299,7 @@ class OnnxProgram:
         session = self._session(backend, proto, name, feeds)
         binding = session.io_binding()
         for t, array in feeds.items():
-            array = np.ascontiguousarray(array)
+            array = np.asarray(array, order="C")  # ascontiguousarray makes a scalar 1-D
             feeds[t] = array  # the binding holds its address: keep the array alive
             binding.bind_input(t, "cpu", 0, array.dtype, array.shape, array.ctypes.data)
         for t in (t for t in proto.output if t):

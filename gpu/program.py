@@ -10,6 +10,7 @@ the slab's outputs against the model's own reference.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -89,6 +90,23 @@ def program_for(source, model=None, include_weights: bool = False) -> Program:
 
         raise PlanError(f"{path}: {exc.strerror}") from None
     return _loaded(path.resolve(), stat.st_mtime_ns, stat.st_size, include_weights)
+
+
+def model_graph(path, include_weights: bool = False) -> Graph:
+    """The graph a run of file `path` places: a model's as its program reads it (an ONNX
+    model's dimensions that inference left unknown as one run of it measures them; what is
+    still guessed is warned of), any other file's as `planner.load` reads it."""
+    if model_path(path) is None:
+        from slabscope import planner
+
+        return planner.load(path, include_weights=include_weights)
+    program = program_for(path, None, include_weights)
+    guesses = program.notes.guesses()
+    if guesses:
+        import warnings
+
+        warnings.warn(f"{Path(path).name}: {guesses}", stacklevel=2)
+    return replace(program.graph)  # a copy: the program is kept for the next run
 
 
 @functools.lru_cache(maxsize=4)

@@ -37,14 +37,19 @@ def _compile(source, order_names, conflicts: str, model, include_weights: bool |
              ) -> tuple[Graph, tuple[int, ...], Program]:
     """(graph, launch order, program): the graph read and checked, its model loaded."""
     if isinstance(source, (str, Path)):
-        graph = planner.load(source, include_weights=bool(include_weights))
+        program = program_for(source, model, bool(include_weights))
+        # a model's program read the file already (an ONNX model's unknown dimensions as a run
+        # measured them); a copy, as the program is kept for the next run
+        read = getattr(program, "graph", None)
+        graph = replace(read) if read is not None else \
+            planner.load(source, include_weights=bool(include_weights))
     else:
         graph = replace(source)
         if include_weights is None:
             include_weights = any(b.kind == "weight" for b in graph.buffers)
+        program = program_for(source, model, bool(include_weights))
     # The closure (or intervals) the planner needs; replace() dropped any cached copy.
     planner.conflict_model(graph, conflicts).prepare()
-    program = program_for(source, model, bool(include_weights))
     program.check(graph)
     return graph, execute_order(graph, order_names), program
 

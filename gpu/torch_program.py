@@ -117,9 +117,11 @@ class _NodeLaunch:
         self.checked = True
 
 
-def _upload(backend, values: dict, host: dict) -> None:
+def _upload(backend, values: dict, host: dict, restore: dict) -> None:
     for name, array in host.items():
         backend.upload(values[name], array)
+    for weight, initial in restore.items():  # weights outside the slab that the program writes
+        weight.copy_(initial)
 
 
 def _readback(backend, views: dict, host: dict, names) -> None:
@@ -138,8 +140,8 @@ class TorchProgram:
         self.torch = torch
         self.path = Path(path)
         self.include_weights = include_weights
-        self.graph, notes = load_pt2(self.path, include_weights)
-        self.places = notes.places
+        self.graph, self.notes = load_pt2(self.path, include_weights)
+        self.places = self.notes.places
         self.ep = _load_program(torch, self.path)
         for name in [n for n in self.ep.constants if n in self.ep.state_dict]:
             # an archive may repeat parameters among its constants as plain tensors, which
@@ -147,26 +149,57 @@ class TorchProgram:
             del self.ep.constants[name]
         if not (isinstance(self.ep.example_inputs, tuple) and len(self.ep.example_inputs) == 2):
             self.ep.example_inputs = None  # not (args, kwargs): `module()` would fail on them
-        from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
+        from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKind,
+                                                  TensorArgument)
 
         signature = self.ep.graph_signature
-        self.weights, self.user_inputs = {}, []
+        self.weights, self.user_inputs, self.targets = {}, [], {}
+        self.arguments: list = []  # per user input: its tensor's name, or (constant value,)
         for spec in signature.input_specs:
             if spec.kind == InputKind.USER_INPUT:
+                if isinstance(spec.arg, ConstantArgument):  # e.g. a None or an int argument
+                    self.arguments.append((spec.arg.value,))
+                    continue
                 if not isinstance(spec.arg, TensorArgument):
                     raise PlanError(f"{self.path}: input {spec.arg} is not a tensor; only "
                                     f"tensor inputs can be generated")
                 self.user_inputs.append(spec.arg.name)
+                self.arguments.append(spec.arg.name)
             elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
                 store = self.ep.state_dict if spec.target in self.ep.state_dict \
                     else self.ep.constants
                 self.weights[spec.arg.name] = store[spec.target].detach()
+                self.targets[spec.arg.name] = spec.target
+        # Weights the program writes (a running mean's add_, or the module's own update of a
+        # buffer a functional program returns): every execute, and the eager reference, starts
+        # from their values as loaded, kept here; the runs write a copy.
+        mutated = {spec.target for spec in signature.output_specs
+                   if spec.kind == OutputKind.BUFFER_MUTATION}
+        self.initial = {name: tensor.clone() for name, tensor in self.weights.items()
+                        if self.targets[name] in mutated or name in self._written_roots()}
+        self.weights.update((name, tensor.clone()) for name, tensor in self.initial.items())
         self.user_outputs = [spec.arg.name if isinstance(spec.arg, TensorArgument) else None
                              for spec in signature.output_specs
                              if spec.kind == OutputKind.USER_OUTPUT]
         self.fx = {n.name: n for n in self.ep.graph.nodes}
         self._device_weights: dict = {}
         self._flops: dict[str, int] = {}
+
+    def _written_roots(self) -> set[str]:
+        """Names of the tensors whose storage some node writes in place (ATen's schema)."""
+        from torch._ops import OpOverload
+
+        written = set()
+        for fx in self.ep.graph.nodes:
+            if fx.op != "call_function" or not isinstance(fx.target, OpOverload):
+                continue
+            named = _named_arguments(fx)
+            for argument in fx.target._schema.arguments:
+                value = named.get(argument.name)
+                if argument.alias_info is not None and argument.alias_info.is_write and \
+                        getattr(value, "name", None) in self.places:
+                    written.add(self.places[value.name].root)
+        return written
 
     # --- checks --------------------------------------------------------------------------
 
@@ -202,7 +235,7 @@ class TorchProgram:
         if self.include_weights:
             for name, tensor in self.weights.items():
                 if self.places[name].buffer is not None:
-                    inputs[name] = _host_copy(self.torch, tensor)
+                    inputs[name] = _host_copy(self.torch, self.initial.get(name, tensor))
         outputs = {}
         for node in graph.nodes:
             if node.op == "readback":
@@ -243,9 +276,17 @@ class TorchProgram:
             self._device_weights[key] = self.weights[name].to(backend.target)
         return self._device_weights[key]
 
+    def _weight_initial(self, backend, name: str):
+        """Weight `name` as loaded, on the backend's device (for a weight the program writes)."""
+        key = (name, str(backend.target), "initial")
+        if key not in self._device_weights:
+            self._device_weights[key] = self.initial[name].to(backend.target, copy=True)
+        return self._device_weights[key]
+
     def values(self, backend, binding) -> dict:
-        """Every tensor value of the program as a view: of its buffer's bytes in `binding`, or
-        of a weight outside the slab; tensors without elements get their own empty tensor."""
+        """Every tensor value of the program as a tensor over the bytes of its buffer in
+        `binding`, or of a weight outside the slab; tensors without elements get their own
+        empty tensor."""
         torch = self.torch
         values = {}
         for name, place in self.places.items():
@@ -260,7 +301,7 @@ class TorchProgram:
                 if base.dtype != dtype:
                     base = base.view(dtype)
                 start = base.storage_offset() + place.storage_offset - root.storage_offset
-                values[name] = torch.as_strided(base, place.sizes, place.strides, start)
+                values[name] = _over(torch, base, place, start)
                 continue
             memory, offset = binding.bases[place.buffer]
             itemsize = torch.empty((), dtype=dtype).element_size()
@@ -269,8 +310,7 @@ class TorchProgram:
             if start % itemsize:
                 raise PlanError(f"tensor {name!r} starts at byte {start}, not a multiple of "
                                 f"its {place.dtype} elements")
-            values[name] = torch.as_strided(memory.view(dtype), place.sizes, place.strides,
-                                            start // itemsize)
+            values[name] = _over(torch, memory.view(dtype), place, start // itemsize)
         return values
 
     def _argument(self, backend, values: dict, constants: dict):
@@ -295,6 +335,10 @@ class TorchProgram:
         bytes with a different output buffer."""
         torch = self.torch
         values = self.values(backend, binding)
+        # a buffer is read back and checked as its tensor lays it out: a new tensor may have
+        # a slice's strides (aten.copy), with gaps the kernels never write
+        binding.views.update((place.buffer, values[name]) for name, place in self.places.items()
+                             if place.root == name and place.buffer is not None)
         constants = self._size_values(backend, values)
         convert = self._argument(backend, values, constants)
         steps = []
@@ -303,8 +347,11 @@ class TorchProgram:
             check_operands(binding, node)
             moved = sum(graph.buffer(n).bytes for n in node.inputs + node.outputs)
             if node.op == "upload":
+                restore = {} if self.include_weights else \
+                    {self._weight(backend, name): self._weight_initial(backend, name)
+                     for name in self.initial}
                 steps.append(Step(node, functools.partial(_upload, backend, values,
-                                                          staging.inputs), 0, moved))
+                                                          staging.inputs, restore), 0, moved))
                 continue
             if node.op == "readback":
                 steps.append(Step(node, functools.partial(_readback, backend, binding.views,
@@ -414,17 +461,27 @@ class TorchProgram:
         torch = self.torch
         values = self.values(backend, binding)
         inputs = []
-        for name in self.user_inputs:
+        for name in self.arguments:
+            if isinstance(name, tuple):  # a constant argument, as exported
+                inputs.append(name[0])
+                continue
             place = self.places[name]
             dtype = torch_dtype(torch, place.dtype)
             host = staging.inputs.get(name)
+            # a copy: the program may write its inputs in place, and the per-buffer run
+            # still needs them
             inputs.append(torch.empty(place.sizes, dtype=dtype, device=backend.target)
                           if host is None else
-                          torch.from_numpy(np.ascontiguousarray(host)).to(backend.target, dtype))
+                          torch.tensor(host, device=backend.target).to(dtype))
         try:
+            spec = self.ep.call_spec.in_spec
+            args, kwargs = (inputs, {}) if spec is None else \
+                torch.utils._pytree.tree_unflatten(inputs, spec)
             module = self.ep.module().to(backend.target)
             with torch.no_grad():
-                eager = module(*inputs)
+                for name, initial in self.initial.items():  # the module updates them in place
+                    _attribute(module, self.targets[name]).copy_(initial)
+                eager = module(*args, **kwargs)
         except Exception as exc:  # torch's own failure to run the whole program
             raise PlanError(f"{self.path.name}: torch eager, the reference, failed: "
                             f"{_first_line(exc)}") from None
@@ -466,8 +523,21 @@ def _dense(place) -> bool:
         all(s == e for s, e, n in zip(place.strides, reversed(expected), place.sizes) if n != 1)
 
 
+def _over(torch, base, place, start: int):
+    """A tensor of `place`'s sizes and strides over `base`'s storage from element `start`; not
+    a view of `base` in autograd's sense, so in-place ops that refuse views (`detach_` of a
+    lifted constant) run on it."""
+    return torch.empty(0, dtype=base.dtype, device=base.device).set_(
+        base.untyped_storage(), start, place.sizes, place.strides)
+
+
 def _nothing() -> None:
     return None
+
+
+def _attribute(module, target: str):
+    """The parameter or buffer at dotted path `target` of `module`."""
+    return functools.reduce(getattr, target.split("."), module)
 
 
 def _named_arguments(fx) -> dict:

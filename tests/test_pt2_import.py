@@ -23,7 +23,8 @@ from slabscope.planner.formats.torch_export_import import load_pt2, view_strides
 
 FIXTURES = Path(__file__).parent / "data" / "pt2"
 MLP = FIXTURES / "mlp.pt2"
-NAMES = ("mlp", "convbn", "attention", "inplace", "splitcat", "mlp_dynamic", "mlp_legacy")
+NAMES = ("mlp", "convbn", "attention", "inplace", "splitcat", "mlp_dynamic", "mlp_legacy",
+         "stateful", "stateful_core")
 
 
 def peak_live_reserved(graph: planner.Graph) -> int:
@@ -128,6 +129,14 @@ def test_split_and_unbind_results_are_views_cat_and_stack_are_new():
         ("x", 128), ("aten.cat", 128), ("aten.stack", 64), ("aten.mul", 64)]
     # x lives until the last view of it is read (by stack).
     assert graph.buffer("x").uses[-1] == "stack"
+
+
+def test_a_new_tensor_with_a_slices_strides_gets_the_bytes_they_span():
+    # core ATen's `copy` of a 4x3 slice keeps its strides (8, 1): 27 floats apart, not 12
+    graph = planner.load(FIXTURES / "stateful_core.pt2")
+    copy = graph.buffer("aten.copy")
+    assert copy.shape == (4, 3) and copy.bytes == (3 * 8 + 2 + 1) * 4
+    assert graph.buffer("aten.mul #2").bytes == 4 * 3 * 4  # contiguous: its elements
 
 
 def test_attention_buffers_are_named_by_module_and_op():

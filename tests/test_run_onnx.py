@@ -1,5 +1,6 @@
-"""ONNX models executed node by node with onnx's reference evaluator over views of one slab,
-verified against a run without reuse and against the whole model in the evaluator (no torch)."""
+"""ONNX models executed node by node over views of one slab, in onnxruntime (the test extra
+installs it) or onnx's reference evaluator, verified against a run without reuse and against the
+whole model in the same engine (no torch); the light models the onnx package ships included."""
 
 from __future__ import annotations
 
@@ -76,6 +77,49 @@ def test_an_onnx_model_runs_in_one_slab_and_matches_both_references(branches, ba
     assert report.slab_bytes < report.no_reuse_bytes
 
 
+@pytest.fixture(scope="module")
+def computed_shape(tmp_path_factory):
+    """x reshaped to a shape computed from constants (Abs, which inference does not follow),
+    then row 0 gathered by a scalar index: inference leaves the reshape's dimensions unknown,
+    and the scalar must reach onnxruntime as a scalar."""
+    nodes = [
+        helper.make_node("Constant", [], ["negative"], name="negative",
+                         value=numpy_helper.from_array(np.array([-2, -32], dtype=np.int64))),
+        helper.make_node("Abs", ["negative"], ["shape"], name="abs"),
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+        helper.make_node("Constant", [], ["zero"], name="zero",
+                         value=numpy_helper.from_array(np.array(0, dtype=np.int64))),
+        helper.make_node("Gather", ["r", "zero"], ["row"], name="gather", axis=0),
+        helper.make_node("Relu", ["row"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(nodes, "computed_shape",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32])])
+    path = tmp_path_factory.mktemp("onnx") / "computed_shape.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+@pytest.mark.parametrize("backend", ["numpy", "onnxruntime"])
+def test_dimensions_inference_leaves_unknown_are_measured_by_a_run(computed_shape, backend,
+                                                                    capsys):
+    if backend == "onnxruntime":
+        pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
+    with pytest.warns(UserWarning, match="unknown dimensions taken as 1 in 2 tensors: r, row"):
+        assert planner.load(computed_shape).buffer("r").shape == (1, 1)  # what plan shows
+    program = OnnxProgram(computed_shape)
+    assert program.graph.buffer("r").shape == (2, 32)  # what a run of the model gives it
+    report = quick_run(computed_shape, backend=backend, replay=False)
+    assert report.verification.ok, report.verification.summary()
+    with pytest.warns(UserWarning):  # a graph read with the guess cannot run as it is
+        guessed = planner.load(computed_shape)
+    with pytest.raises(planner.PlanError, match=r"buffer 'r' is \[1, 1\] here but \[2, 32\] "
+                                                r"when computed_shape.onnx runs"):
+        quick_run(guessed, model=computed_shape)
+    assert main(["run", str(computed_shape), "--backend", backend, "--repeats", "1"]) == 0
+    assert "warning" not in capsys.readouterr().err  # the run measured what plan guesses
+
+
 def test_integer_inputs_stay_below_the_axis_they_gather_from(branches):
     ids = OnnxProgram(branches).stage(planner.load(branches)).inputs["ids"]
     assert ids.dtype == np.int64 and 0 <= ids.min() and ids.max() < 10
@@ -133,18 +177,62 @@ def test_cli_runs_onnx_and_refuses_a_backend_that_cannot(branches, capsys):
     assert "backend torch cannot run ONNX model" in capsys.readouterr().err
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # its Dropout masks have no inferred shape
-def test_a_light_model_the_onnx_package_ships_runs_in_onnxruntime():
+# The light models the onnx package ships that run in well under a second each here (CPU
+# time, one node per onnxruntime session); the rest, up to vgg19's 7.6 s, are in bench/runner.py.
+LIGHT_MODELS = {
+    "bvlc_alexnet": {"Conv", "Dropout", "Gemm", "LRN"},
+    "squeezenet": {"Conv", "Concat", "GlobalAveragePool", "Softmax"},
+    "shufflenet": {"Conv", "Reshape", "Transpose", "BatchNormalization", "AveragePool"},
+    "inception_v1": {"Conv", "Concat", "LRN", "MaxPool", "AveragePool"},
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # Dropout masks have no inferred shape
+@pytest.mark.parametrize("name", sorted(LIGHT_MODELS))
+def test_light_models_the_onnx_package_ships_run_in_one_slab_in_onnxruntime(name):
     # in onnx.reference alone the light models take 30 s to minutes here: bench/runner.py
-    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (the onnxruntime "
+                                              "extra; the test extra carries it)")
     from pathlib import Path
 
     path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / \
-        "light_bvlc_alexnet.onnx"
+        f"light_{name}.onnx"
     report = quick_run(path, backend="onnxruntime", replay=False)
-    assert report.verification.ok, report.verification.summary()
-    assert report.slab_bytes < report.no_reuse_bytes
-    assert {"Conv", "Dropout", "Gemm"} <= {k.op for k in report.kernels}
+    v = report.verification
+    assert v.ok, v.summary()  # the per-buffer run, and the whole model in one session
+    assert v.model.ok and v.model.outputs == 1 and "whole model in onnxruntime" in v.summary()
+    assert report.allocated_bytes == report.slab_bytes < report.no_reuse_bytes
+    assert LIGHT_MODELS[name] <= {k.op for k in report.kernels}
+    assert all(k.seconds > 0 for k in report.kernels if k.op not in ("upload", "readback"))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_light_model_runs_with_the_in_place_rule_and_its_weights_in_the_slab():
+    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
+    from pathlib import Path
+
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / \
+        "light_squeezenet.onnx"
+    plain = quick_run(path, backend="onnxruntime", replay=False, verify=False)
+    shared = quick_run(path, backend="onnxruntime", replay=False, inplace=True,
+                       include_weights=True)
+    assert shared.verification.ok, shared.verification.summary()
+    assert "in place: " in shared.phase("search").detail
+    weights = sum(r for b, r in zip(planner.load(path, include_weights=True).buffers,
+                                    planner.load(path, include_weights=True).reserved)
+                  if b.kind == "weight")
+    assert weights > 0 and shared.no_reuse_bytes < plain.no_reuse_bytes + weights
+
+
+def test_without_onnxruntime_auto_runs_onnx_reference_and_names_the_extra(branches, monkeypatch,
+                                                                          capsys):
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # import fails
+    report = quick_run(branches, replay=False)
+    assert report.backend == "numpy" and report.verification.ok
+    assert "onnxruntime is not installed (pip install 'slabscope[onnxruntime]')" in \
+        report.backend_note
+    assert main(["run", str(branches), "--backend", "onnxruntime"]) == 2
+    assert "slabscope[onnxruntime]" in capsys.readouterr().err
 
 
 def test_the_window_offers_run_for_model_files_and_says_why_not_otherwise(branches):

@@ -20,6 +20,7 @@ from slabscope.gpu.torch_program import TorchProgram, _NodeLaunch, out_overload 
 FIXTURES = sorted((Path(__file__).parent / "data" / "pt2").glob("*.pt2"))
 MLP = Path(__file__).parent / "data" / "pt2" / "mlp.pt2"
 INPLACE = Path(__file__).parent / "data" / "pt2" / "inplace.pt2"
+STATEFUL = Path(__file__).parent / "data" / "pt2" / "stateful.pt2"
 
 
 def quick_run(source, **kwargs):
@@ -132,3 +133,26 @@ def test_cli_run_names_the_backend_it_picked_and_the_tolerances(capsys):
 def test_per_buffer_layout_runs_the_same_program():
     report = quick_run(MLP, layout="per-buffer", verify=False)
     assert report.layout == "per-buffer" and report.allocated_bytes >= report.no_reuse_bytes
+
+
+@pytest.mark.parametrize("name", ["stateful", "stateful_core"])
+@pytest.mark.parametrize("include_weights", [False, True])
+def test_every_execute_starts_from_the_weights_and_inputs_as_loaded(name, include_weights):
+    # stateful.pt2 writes its buffer `seen` and its input x in place (stateful_core returns
+    # the buffer's update, which the eager module applies); a keyword input and a None argument
+    path = STATEFUL.with_name(f"{name}.pt2")
+    program = TorchProgram(path, include_weights)
+    assert set(program.initial) == {"b_seen"} and program.arguments[-1] == (None,)
+    for _ in range(2):  # the program is cached between runs: nothing may carry over
+        report = quick_run(path, repeats=3, include_weights=include_weights)
+        assert report.verification.ok, report.verification.summary()
+    assert not program.ep.state_dict["seen"].any()  # the loaded buffer itself is never written
+
+
+def test_in_place_ops_run_on_tensors_that_are_not_views_of_the_slab():
+    # torch refuses `detach_` on a view; stateful.pt2 detaches a lifted constant's fresh copy
+    program = TorchProgram(STATEFUL)
+    assert any(fx.target is torch.ops.aten.detach_.default for fx in program.ep.graph.nodes)
+    backend = gpu.select_backend("torch", ("torch",))
+    values = program.values(backend, bind(backend, program.graph, planner.plan(program.graph)))
+    assert all(value._base is None for value in values.values())

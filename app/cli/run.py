@@ -47,8 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     """Run the graph and print the report; 0 verified, 1 outputs differ, 2 cannot run."""
     from slabscope import gpu
+    from slabscope.gpu.program import model_graph
 
-    graph = planner.load(args.file, include_weights=args.include_weights)
+    # as the run reads it: an ONNX model's unknown dimensions measured, not taken as 1
+    graph = model_graph(args.file, include_weights=args.include_weights)
     if args.schedule == "best" and args.execute_order:
         raise planner.PlanError("--schedule best chooses the execution order; it cannot be "
                                 "combined with --execute-order")

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..model.graph import SIZE_LIMIT, Buffer, Graph, Node
 from ..model.reachability import topological_order
 from ..support.errors import PlanError
@@ -123,8 +125,9 @@ def _longest_vector(model) -> int:
 class _Sizer:
     """Bytes of a tensor from its inferred type, recording what had to be guessed."""
 
-    def __init__(self, onnx, graph):
+    def __init__(self, onnx, graph, measured=None):
         self.onnx = onnx
+        self.measured = measured or {}
         self.types = {}
         for info in list(graph.input) + list(graph.value_info) + list(graph.output):
             if info.type.HasField("tensor_type"):
@@ -138,6 +141,10 @@ class _Sizer:
         if name in self.initializers:
             tensor = self.initializers[name]
             elem_type, dims, known = tensor.data_type, tuple(tensor.dims), True
+        elif name in self.measured:
+            dims, dtype = self.measured[name]
+            elem_type, dims, known = self.onnx.helper.np_dtype_to_tensor_dtype(
+                np.dtype(dtype)), tuple(dims), True
         elif name in self.types and self.types[name].elem_type:
             tensor_type = self.types[name]
             elem_type = tensor_type.elem_type
@@ -293,8 +300,8 @@ def _consumers(graph, node_names: list[str | None], reads: list[tuple[str, ...]]
     return consumers
 
 
-def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
-              ) -> tuple[Graph, OnnxNotes]:
+def load_onnx(path, include_weights: bool = False, keep_constants: bool = False,
+              measured: dict | None = None) -> tuple[Graph, OnnxNotes]:
     """Read an ONNX model as a `Graph` (dag model, alignment 256) and notes on what was guessed.
 
     Ops become nodes (named by `node.name`, or `op_type_i` when empty); each activation a buffer
@@ -306,13 +313,15 @@ def load_onnx(path, include_weights: bool = False, keep_constants: bool = False
     stay in the graph and their outputs are buffers like any other (a harder planning problem:
     such nodes have no inputs in the slab, so the DAG orders them against little).
     The request order, and the schedule, follow a topological order of first use.
+    `measured` maps tensors to the (shape, dtype name) a run of the model gave them; they take
+    the place of what inference left unknown (a Reshape to a computed shape).
     """
     onnx = _require_onnx()
     path = Path(path)
     model = _read_model(onnx, path)
     graph = model.graph
     _check_single_writer(graph, path)
-    sizer = _Sizer(onnx, graph)
+    sizer = _Sizer(onnx, graph, measured)
     if keep_constants:
         constants, folded = set(sizer.initializers), []
     else:

@@ -210,6 +210,19 @@ class _Metas:
         return self.offset(tensor) == 0 and len(strides) == len(sizes) and \
             all(s == e for s, e, n in zip(strides, expected, sizes) if n != 1)
 
+    def storage_bytes(self, tensor: str) -> int:
+        """Bytes of the storage a new tensor needs: its elements, or more where its strides
+        spread them (`aten.copy` keeps a slice's strides: 64×3 floats at strides 64, 1 span
+        16,140 bytes, not 768)."""
+        size, shape, _ = self.size(tensor)
+        if size == 0:
+            return 0
+        strides = self.ints(tensor, "strides")
+        if len(strides) != len(shape):
+            return size
+        last = self.offset(tensor) + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+        return max(size, (last + 1) * self.dtype(tensor)[1])
+
     def same_storage_layout(self, a: str, b: str) -> bool:
         """Whether tensors a and b agree in dtype, device, layout, sizes and strides."""
         ma, mb = self.meta(a), self.meta(b)
@@ -337,7 +350,8 @@ class _Builder:
 
     def new_buffer(self, tensor: str, name: str, kind: str, producer: str | None) -> None:
         """Record `tensor` as a buffer of its own (none when it has no elements)."""
-        size, shape, dtype = self.metas.size(tensor)
+        _, shape, dtype = self.metas.size(tensor)
+        size = self.metas.storage_bytes(tensor)
         root = tensor if size > 0 else None
         self.tensors[tensor] = _Tensor(root, producer)
         if root is not None:

@@ -1,6 +1,7 @@
 """Write the small `torch.export` archives tests/test_pt2_import.py reads without torch.
 
-Run from the repository root with torch 2.13 installed: `python tests/data/pt2/make_fixtures.py`.
+Run from the repository root with torch 2.13 installed: `python tests/data/pt2/make_fixtures.py
+[NAME ...]` (all of them, or only those named).
 Each model is tiny (weights of a few hundred bytes; the reader never opens them anyway) and is
 exported in eval mode on the CPU. `mlp_legacy.pt2` repacks `mlp.pt2` in the layout torch.export
 wrote before 2.8 (`serialized_exported_program.json` beside `serialized_state_dict.pt`, a
@@ -116,6 +117,24 @@ class Branches(nn.Module):
         return torch.relu(x) * 2 + torch.sigmoid(x) * 3
 
 
+class Stateful(nn.Module):
+    """What a runner must not let leak from one execute into the next: a buffer updated in place
+    (`seen.add_`), an input written in place; and a lifted constant (`detach_` of a fresh copy),
+    a keyword input and a None argument, a slice assigned into a clone (in core ATen, a new
+    tensor with the slice's strides: `aten.copy`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("seen", torch.zeros(8))
+
+    def forward(self, x, *, scale, bias=None):
+        self.seen.add_(x.mean(0))
+        x.mul_(scale)
+        y = x.clone()
+        y[:, 2:5] = x[:, :3] * torch.tensor([1.0, 2.0, 3.0])
+        return y * self.seen if bias is None else y + bias
+
+
 FIXTURES = {
     "mlp": (MLP, (torch.randn(4, 16),)),
     "convbn": (ConvBN, (torch.randn(1, 3, 8, 8),)),
@@ -123,16 +142,18 @@ FIXTURES = {
     "inplace": (InPlace, (torch.randn(4, 8),)),
     "splitcat": (SplitCat, (torch.randn(4, 8),)),
     "branches": (Branches, (torch.zeros(4, 16, dtype=torch.int64),)),
+    "stateful": (Stateful, (torch.randn(4, 8),), {"scale": torch.randn(8), "bias": None}),
 }
 
 
 def export(name: str, dynamic: bool = False):
     """The exported program of fixture `name` (its batch dimension symbolic with `dynamic`)."""
-    cls, inputs = FIXTURES[name]
+    cls, inputs, *keywords = FIXTURES[name]
     torch.manual_seed(0)
     model = cls().eval()
     shapes = ({"x": {0: torch.export.Dim("batch", min=2, max=64)}},) if dynamic else None
-    return torch.export.export(model, inputs, dynamic_shapes=shapes[0] if shapes else None)
+    return torch.export.export(model, inputs, *keywords,
+                               dynamic_shapes=shapes[0] if shapes else None)
 
 
 def legacy_copy(source: Path, target: Path) -> None:
@@ -150,14 +171,22 @@ def legacy_copy(source: Path, target: Path) -> None:
         archive.writestr("serialized_example_inputs.pt", state.getvalue())
 
 
-def main() -> None:
-    for name in FIXTURES:
-        torch.export.save(export(name), HERE / f"{name}.pt2")
-    torch.export.save(export("mlp", dynamic=True), HERE / "mlp_dynamic.pt2")
-    legacy_copy(HERE / "mlp.pt2", HERE / "mlp_legacy.pt2")
+def main(names=()) -> None:
+    """Write every fixture, or only those in `names` (stems, e.g. stateful_core)."""
+    archives = {name: (lambda name=name: export(name)) for name in FIXTURES}
+    archives["mlp_dynamic"] = lambda: export("mlp", dynamic=True)
+    # the same program decomposed to core ATen: functional, its in-place writes made outputs
+    archives["stateful_core"] = lambda: export("stateful").run_decompositions()
+    for name, make in archives.items():
+        if not names or name in names:
+            torch.export.save(make(), HERE / f"{name}.pt2")
+    if not names or "mlp_legacy" in names:
+        legacy_copy(HERE / "mlp.pt2", HERE / "mlp_legacy.pt2")
     for path in sorted(HERE.glob("*.pt2")):
         print(f"{path.name}: {path.stat().st_size:,} bytes")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])
