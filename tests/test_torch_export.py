@@ -115,6 +115,8 @@ def oracle(program, include_weights: bool = False):
     buffers: dict = {}  # storage -> [first node, bytes, first step, last step]
     seen: set = set()
     storages: dict = {}  # fx node -> its values' storages
+    # A fake `lift_fresh_copy` shares its constant's storage, where eager makes a fresh copy.
+    fresh: dict = {}  # the constant's storage -> the copy's own key, from that node on
 
     def touch(keys, at: int):
         for key in keys:
@@ -124,6 +126,9 @@ def oracle(program, include_weights: bool = False):
     for node in program.graph.nodes:
         values = _tensors(node.meta.get("val"))
         keys = [StorageWeakRef(v.untyped_storage()) for v in values]
+        if node.target is torch.ops.aten.lift_fresh_copy.default:
+            fresh.update((key, ("copy", node.name)) for key in keys)
+        keys = [fresh.get(key, key) for key in keys]
         storages[node] = keys
         if node.op == "placeholder":
             for key, value in zip(keys, values):
