@@ -131,6 +131,16 @@ class NodeItem(QGraphicsRectItem):
             painter.setFont(self.view.op_font)
             painter.drawText(bottom, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, self.op_label)
 
+    def drawn_lines(self, detail: float) -> tuple[str, ...]:
+        """The lines of text `paint` draws in the box at zoom `detail` (an export's small
+        labels are cut to their room, so their ends may differ)."""
+        if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS or (detail < TEXT_MIN_SCALE
+                                                        and not self.view.exporting):
+            return ()
+        if detail < TEXT_MIN_SCALE:
+            return (self.name,)
+        return tuple(line for line in (self.label, self.op_label) if line)
+
     def hoverEnterEvent(self, event) -> None:
         if not self.toolTip():  # written when first needed: 10,000 of them cost a stall up front
             self.setToolTip(self.view.tooltip(self.index))
@@ -424,6 +434,18 @@ class DagView(QGraphicsView):
     def simulate_hover(self, name: str | None) -> None:
         """Do what moving the pointer onto node `name` (None: off every node) does."""
         self.session.hover_node(name)
+
+    def labels_in_view(self) -> list[tuple[tuple[str, ...], QRectF]]:
+        """Per node whose box lies wholly in the viewport: the lines of text drawn in it (none
+        when the zoom leaves boxes too small for text) and its box in viewport pixels."""
+        shown = QRectF(self.viewport().rect())
+        scale = self.transform().m11()
+        found = []
+        for item in self._items:
+            box = self.mapFromScene(item.mapToScene(item.box)).boundingRect().toRectF()
+            if shown.contains(box):
+                found.append((item.drawn_lines(scale), box))
+        return found
 
     def node_position(self, name: str) -> QPointF:
         """The scene position of node `name`'s centre (of its group's, when that is folded)."""
