@@ -140,14 +140,15 @@ def _bare(word: str) -> str:
     return re.sub(r"^\W+|\W+$", "", word.replace("…", "")).lower()
 
 
-def count_read(boxes, words) -> int:
-    """How many of `boxes` (`(texts, QRectF in image pixels)`) have a read word of theirs inside."""
-    read = 0
+def unread(boxes, words) -> list[str]:
+    """The drawn lines of each of `boxes` (`(lines, QRectF in image pixels)`) with no read
+    word of theirs inside the box."""
+    missed = []
     for texts, rect in boxes:
         wanted = label_words(texts)
-        if any(rect.contains(x, y) and _bare(text) in wanted for text, x, y in words):
-            read += 1
-    return read
+        if not any(rect.contains(x, y) and _bare(text) in wanted for text, x, y in words):
+            missed.append(" ".join(texts) or "(no text)")
+    return missed
 
 
 def _wait(condition, timeout: float = WAIT_S) -> None:
@@ -222,6 +223,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", type=Path, help="graph files (default: see above)")
     parser.add_argument("--out", type=Path, help="folder for the pictures (default: a temporary one)")
+    parser.add_argument("--missed", action="store_true", help="list the labels not read")
     args = parser.parse_args()
     from slabscope.app.render import ensure_application
 
@@ -236,11 +238,17 @@ def main() -> None:
         for model in models:
             panel_png, export_png = out / f"{model.stem}_panel.png", out / f"{model.stem}_export.png"
             boxes, size = panel_picture(model, panel_png)
-            panel_read = count_read(boxes, ocr_words(panel_png))
+            panel_missed = unread(boxes, ocr_words(panel_png))
+            panel_read = len(boxes) - len(panel_missed)
             export_boxes = export_picture(model, export_png, size)
-            export_read = count_read(export_boxes, ocr_words(export_png))
+            export_missed = unread(export_boxes, ocr_words(export_png))
+            export_read = len(export_boxes) - len(export_missed)
             print(f"{model.stem:28} {size.width():>4}×{size.height():<4} {len(boxes):>8} "
                   f"{panel_read:>5} {export_read:>12}", flush=True)
+            if args.missed:
+                print(f"    not read in the panel: {'; '.join(panel_missed) or '-'}")
+                print(f"    not read in the export ({len(export_boxes)} in view): "
+                      f"{'; '.join(export_missed) or '-'}")
             if min(panel_read, export_read) < min(TARGET, len(boxes)):
                 short.append(model.stem)
         print(f"under {TARGET} labels read (or fewer than the nodes in view): "
