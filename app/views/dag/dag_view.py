@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectIt
 from slabscope.app.state.heap import freeze_large
 from slabscope.app.views.common import palette
 from slabscope.app.views.dag.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
-from slabscope.app.views.dag.dag_layout import MIN_ROOM
 from slabscope.app.views.dag.dag_fold_layout import FoldLayouts
 from slabscope.app.views.dag.dag_folding import Folding, fold, toggled
+from slabscope.app.views.dag.dag_layout import MIN_ROOM
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.dag.dag_legend import PEAK_COLOUR, DagLegend, ramp_colour
 from slabscope.app.views.dag.dag_memory import (BY_KIND, BY_LIVE, COLOURING_NAMES, COLOURINGS,
@@ -55,9 +55,8 @@ NODE_FILL = QColor("#ECEFF4")
 TEXT_COLOR = QColor("#1D2330")
 NAME_COLOR = QColor("#4A5365")  # a box's name after its op: softer, still dark on the pale fill
 SELECTED_BORDER = QColor("#111111")
-RING_GAP = 5.0                # scene units between a selected or live-peak box and its brackets
-RING_WIDTH = 3.5
-PEAK_RING = PEAK_COLOUR
+BRACKET_GAP = 5.0             # scene units between a selected or live-peak box and its brackets
+BRACKET_WIDTH = 3.5
 CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
 BACKGROUND = QColor("#FFFFFF")
 EDGE_LABEL_COLOR = QColor("#5B6475")
@@ -70,9 +69,9 @@ class NodeItem(QGraphicsRectItem):
     Python (the scene asks for them tens of thousands of times on a large graph)."""
 
     def __init__(self, view: "DagView", index: int, name: str, op: str | None, width: float):
-        reach = RING_GAP + RING_WIDTH  # a selected or live-peak box's ring reaches this far out
-        super().__init__(-width / 2 - reach, -NODE_HEIGHT / 2 - reach, width + 2 * reach,
-                         NODE_HEIGHT + 2 * reach)
+        reach = BRACKET_GAP + BRACKET_WIDTH  # a selected or live-peak box's brackets reach out
+        super().__init__(-width / 2 - reach, -NODE_HEIGHT / 2 - 2, width + 2 * reach,
+                         NODE_HEIGHT + 4)
         self.setPen(NO_PEN)
         self.view, self.index, self.name = view, index, name
         self.box = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
@@ -94,14 +93,15 @@ class NodeItem(QGraphicsRectItem):
         painter.setPen(QPen(border, 1.2))
         painter.setBrush(fill)
         painter.drawRoundedRect(self.box, 6, 6)
-        ring = SELECTED_BORDER if self.index == self.view.selected_index else \
-            PEAK_RING if self.index == self.view.peak_index else None
-        if ring is not None:
-            # Brackets beside the box, not a frame round it: a frame this close to the text
-            # hides it from OCR.
-            painter.setPen(QPen(ring, RING_WIDTH, Qt.PenStyle.SolidLine, Qt.PenCapStyle.FlatCap))
+        mark = SELECTED_BORDER if self.index == self.view.selected_index else \
+            PEAK_COLOUR if self.index == self.view.peak_index else None
+        if mark is not None:
+            # Brackets beside the box, not a heavy frame round it: a frame this close to the
+            # text hides it from OCR.
+            painter.setPen(QPen(mark, BRACKET_WIDTH, Qt.PenStyle.SolidLine,
+                                Qt.PenCapStyle.FlatCap))
             top, bottom = self.box.top() - 1, self.box.bottom() + 1
-            for x in (self.box.left() - RING_GAP, self.box.right() + RING_GAP):
+            for x in (self.box.left() - BRACKET_GAP, self.box.right() + BRACKET_GAP):
                 painter.drawLine(QPointF(x, top), QPointF(x, bottom))
         bar = self.view.bar_fraction(self.index)
         if bar > 0:  # the node's bytes as a length, readable without the colour scale
@@ -658,7 +658,7 @@ class DagView(QGraphicsView):
         return self._values[index] if self._values and self.colouring != BY_KIND else 0
 
     def _tag_peak(self) -> QGraphicsItem:
-        """A tag on the top edge of the live-peak node's ring, saying what it is, over a white
+        """A tag on the top edge of the live-peak node's box, saying what it is, over a white
         patch so that an edge passing by does not cross its text."""
         text = QGraphicsSimpleTextItem("live peak")
         text.setFont(self.edge_font)
@@ -670,7 +670,7 @@ class DagView(QGraphicsView):
         text.setParentItem(tag)
         width = self._widths[self.peak_index]
         tag.setPos(self._drawn.x[self.peak_index] - width / 2 + 6,
-                   self._drawn.y[self.peak_index] - NODE_HEIGHT / 2 - RING_GAP - area.height() + 2)
+                   self._drawn.y[self.peak_index] - NODE_HEIGHT / 2 - area.height() + 2)
         tag.setZValue(2)
         self.scene().addItem(tag)
         return tag
@@ -967,10 +967,18 @@ class DagView(QGraphicsView):
 
     def _shift_to_whole_rows(self) -> None:
         """Move the view up or down by at most half a row, to where it shows the most rows of
-        boxes whole (the fewest cut by its edges), the least far from where it is."""
+        boxes whole (the fewest cut by its edges), the least far from where it is; a view that
+        shows the margin above the first row (or below the last) moves to that row instead."""
         shown = self.mapToScene(self.viewport().rect()).boundingRect()
         tops = np.unique(np.asarray(self._drawn.y)) - NODE_HEIGHT / 2
         bottoms = tops + NODE_HEIGHT
+        if shown.top() < tops[0] - TOP_ROOM:  # near the start: its first row at the top
+            self._top_on_a_row()
+            return
+        if shown.bottom() > bottoms[-1] + TOP_ROOM:  # near the end: its last row at the bottom
+            self.centerOn(shown.center().x(),
+                          shown.center().y() - (shown.bottom() - bottoms[-1] - TOP_ROOM))
+            return
         limit = (NODE_HEIGHT + MIN_ROOM) / 2
         shifts = np.concatenate(([0.0], tops - TOP_ROOM - shown.top(),
                                  bottoms + TOP_ROOM - shown.bottom()))
