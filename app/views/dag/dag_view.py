@@ -458,14 +458,17 @@ class DagView(QGraphicsView):
         self.session.hover_node(name)
 
     def labels_in_view(self) -> list[tuple[tuple[str, ...], QRectF]]:
-        """Per node whose box lies wholly in the viewport: the lines of text drawn in it (none
-        when the zoom leaves boxes too small for text) and its box in viewport pixels."""
+        """Per node whose box lies wholly in the viewport, clear of the overview: the lines of
+        text drawn in it (none when the zoom leaves boxes too small for text) and its box in
+        viewport pixels."""
         shown = QRectF(self.viewport().rect())
+        overview = QRectF(self.minimap.geometry().translated(-self.viewport().pos())) \
+            if self.minimap.isVisible() else QRectF()
         scale = self.transform().m11()
         found = []
         for item in self._items:
             box = self.mapFromScene(item.mapToScene(item.box)).boundingRect().toRectF()
-            if shown.contains(box):
+            if shown.contains(box) and not overview.intersects(box):
                 found.append((item.drawn_lines(scale), box))
         return found
 
