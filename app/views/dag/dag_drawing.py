@@ -15,18 +15,19 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
 
-from slabscope.app.views.dag.dag_layout import LAYER_GAP, DagLayout
+from slabscope.app.views.dag.dag_layout import MIN_ROOM, NODE_HEIGHT, DagLayout
 from slabscope.app.views.dag.dag_minimap import BACKGROUND as THUMBNAIL_BACKGROUND, MAX_SIZE, MIN_SIDE
 
-NODE_HEIGHT = 40.0
-ARROW_LENGTH = 8.0
+ARROW_LENGTH = 7.0
 ARROW_SPREAD = math.radians(28)
 BAND_LAYERS = 12              # layers per edge item: the unit the scene culls when painting
 NODE_BAND_LAYERS = 24         # layers per item of boxes drawn together (far fewer calls)
 SCENE_MARGIN = 40.0           # scene units around the drawing
 
-NODE_BORDER = QColor("#4C566A")
-EDGE_COLOR = QColor("#8F99AA")
+# Mid greys, lighter than any text: they show the drawing's shape without taking a reader's
+# (or OCR's) eye off the labels they pass.
+NODE_BORDER = QColor("#CBD1DB")
+EDGE_COLOR = QColor("#AAB2C0")
 
 
 @dataclass(frozen=True)
@@ -119,14 +120,18 @@ def thumbnail(drawn: DrawnDag) -> QImage:
 
 def edge_path(points) -> QPainterPath:
     """From the bottom of the source box through the waypoints to the top of the destination,
-    as S-curves that leave and enter each layer vertically, with an arrowhead."""
+    as S-curves between rows and straight down through each row it crosses (in the lane beside
+    the boxes the layout kept for it, so it never runs over a label), with an arrowhead."""
     (x0, y0), (x1, y1) = points[0], points[-1]
-    stops = [(x0, y0 + NODE_HEIGHT / 2), *points[1:-1], (x1, y1 - NODE_HEIGHT / 2)]
-    path = QPainterPath(QPointF(*stops[0]))
-    for (ax, ay), (bx, by) in zip(stops, stops[1:]):
-        bend = (by - ay) / 2
-        path.cubicTo(ax, ay + bend, bx, by - bend, bx, by)
-    _arrowhead(path, *stops[-1])
+    half = NODE_HEIGHT / 2
+    path = QPainterPath(QPointF(x0, y0 + half))
+    for bx, by in [*points[1:-1], (x1, y1)]:
+        ax, ay = path.currentPosition().x(), path.currentPosition().y()
+        bend = (by - half - ay) / 2
+        path.cubicTo(ax, ay + bend, bx, by - half - bend, bx, by - half)
+        if (bx, by) != (x1, y1):
+            path.lineTo(bx, by + half)
+    _arrowhead(path, x1, y1 - half)
     return path
 
 
@@ -134,7 +139,7 @@ def stub_path(points) -> QPainterPath:
     """An edge too long to route, drawn as its two ends: a short line out of the source and an
     arrow into the destination (hovering either node still highlights the whole relation)."""
     (x0, y0), (x1, y1) = points[0], points[-1]
-    reach = LAYER_GAP / 3
+    reach = MIN_ROOM * 0.7
     path = QPainterPath(QPointF(x0, y0 + NODE_HEIGHT / 2))
     path.lineTo(x0, y0 + NODE_HEIGHT / 2 + reach)
     end_y = y1 - NODE_HEIGHT / 2

@@ -2,7 +2,9 @@
 
 Layers come from the longest path from a source, edges spanning several layers get one
 waypoint per layer they cross, crossings are reduced by barycenter sweeps, and x positions
-pull each node towards its neighbours while keeping the order and a minimum gap.
+pull each node towards its neighbours while keeping the order and a minimum gap. Rows are as
+far apart as their edges need: a straight arrow needs little room, a long sideways bend more
+(a chain's first view then shows twice the nodes it did at one fixed gap).
 
 Waypoints are capped at about twice the graph's size: on a large graph whose one source feeds
 every block (a transformer's weight upload), the longest edges would otherwise cross thousands
@@ -16,7 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-LAYER_GAP = 84.0      # vertical distance between layer centres (room for edge labels)
+NODE_HEIGHT = 26.0    # a box: one line of text and the memory bar under it
+MIN_ROOM = 12.0       # vertical room between two rows whose edges run straight down
+MAX_ROOM = 40.0       # ... and between rows with the longest sideways bends
+BEND_ROOM = 0.15      # room per unit of the widest sideways step between two rows
 NODE_GAP = 24.0       # horizontal gap between neighbours in a layer
 WAYPOINT_WIDTH = 8.0  # the width a long edge takes up where it crosses a layer
 SWEEPS = 4            # down-and-up barycenter passes (enough to settle on graphs we show)
@@ -85,12 +90,25 @@ def layered_layout(successors, topo, widths) -> DagLayout:
     xs = _assign_x(rows, up, down, vwidth)
     if len(xs) > RECENTRE_VERTICES:
         _recentre_rows(rows, xs)
-    ys = [k * LAYER_GAP for k in vlayer]
+    centres = _row_centres(rows, down, xs)
+    ys = [centres[k] for k in vlayer]
     edge_points = tuple(tuple((xs[v], ys[v]) for v in chain) for chain in chains)
     left = min((xs[v] - vwidth[v] / 2 for v in range(len(xs))), default=0.0)
     right = max((xs[v] + vwidth[v] / 2 for v in range(len(xs))), default=0.0)
     return DagLayout(tuple(layer), tuple(xs[:n]), tuple(ys[:n]), edge_points,
-                     right - left, (max(layer, default=0)) * LAYER_GAP, frozenset(stubs))
+                     right - left, centres[-1] if centres else 0.0, frozenset(stubs))
+
+
+def _row_centres(rows, down, xs) -> list[float]:
+    """Each row's centre y: below the row above it by a box and the room its edges need, from
+    `MIN_ROOM` for straight ones up to `MAX_ROOM` for wide bends (steep curves stay clear of
+    each other and of the boxes they pass)."""
+    centres = [0.0] * len(rows)
+    for k in range(1, len(rows)):
+        step = max((abs(xs[b] - xs[a]) for a in rows[k - 1] for b in down[a]), default=0.0)
+        room = min(MAX_ROOM, MIN_ROOM + BEND_ROOM * step)
+        centres[k] = centres[k - 1] + NODE_HEIGHT + room
+    return centres
 
 
 def _longest_routed_span(successors, layer) -> float:

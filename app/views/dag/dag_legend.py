@@ -1,10 +1,10 @@
-"""The DAG's key, in a strip above the drawing (never over a node): what the box colours mean
-with the switch between colourings, the live-peak mark, the hover colours, and what is live at
-the hovered node's step."""
+"""The DAG's key, in a one-row strip above the drawing (never over a node): what the box colours
+mean with the switch between colourings and the live-peak mark; while a hover or selection
+colours nodes, the hover colours and what is live at the hovered node's step instead."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QWidget
 
@@ -13,7 +13,6 @@ from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.dag.dag_memory import BY_KIND, COLOURING_NAMES, COLOURINGS
 
 MARGIN = 8          # pixels round the strip's contents
-ROW_GAP = 4         # pixels between its rows
 SWATCH = 10         # side of a colour swatch
 TEXT_COLOR = QColor("#1D2330")
 HOVER_KEYS = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered"),
@@ -21,8 +20,8 @@ HOVER_KEYS = ((palette.ANCESTOR, "ancestors"), (palette.HOVERED, "hovered"),
 
 
 class DagLegend(QWidget):
-    """The key strip of `view` (a `DagView`): a colouring switch, the scale or the kinds, the
-    live peak, and a second row for hovering that pictures leave out."""
+    """The key strip of `view` (a `DagView`): a colouring switch, then the scale or the kinds
+    and the live peak, or while nodes are highlighted the hover colours (never in pictures)."""
 
     def __init__(self, view):
         super().__init__(view)
@@ -39,9 +38,9 @@ class DagLegend(QWidget):
         return max(self.switch.sizeHint().height(), QFontMetrics(self.font()).height() + 4)
 
     def wanted_height(self) -> int:
-        """The strip's height: one row in a picture (no hover there), else two."""
-        rows = 1 if self.view.exporting else 2
-        return MARGIN + rows * self.row_height() + (rows - 1) * ROW_GAP + MARGIN // 2
+        """The strip's height: one row, which the hover colours take over while they show
+        (a second row would cost the drawing a row of boxes in the window's first view)."""
+        return MARGIN + self.row_height() + MARGIN // 2
 
     def refresh(self) -> None:
         """Offer the colourings the graph supports, select the view's, and repaint."""
@@ -64,22 +63,33 @@ class DagLegend(QWidget):
         row = self.row_height()
         x = MARGIN + self.switch.width() + 12
         y = MARGIN + (row - metrics.height()) // 2
-        x = self._draw_scale(painter, x, y, metrics)
+        if self.view.highlighting and not self.view.exporting:
+            self._draw_hover_keys(painter, x, y, metrics)
+        else:
+            self._draw_peak(painter, self._draw_scale(painter, x, y, metrics), y, metrics)
+        painter.end()
+
+    def _draw_peak(self, painter: QPainter, x: int, y: int, metrics) -> None:
+        """The live-peak mark and what it is, from `x`."""
         memory, peak = self.view.memory, self.view.peak_index
-        if memory is not None and memory.peak_node is not None and peak is not None:
-            painter.setPen(QPen(PEAK_COLOUR, 2.5))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRect(QRectF(x, y + 3, SWATCH + 4, SWATCH))
-            text = (f"live peak: {format_bytes(memory.peak_bytes)} at "
-                    f"{self.view.shown_graph().nodes[peak].name}")
-            painter.setPen(TEXT_COLOR)
-            painter.drawText(x + SWATCH + 10, y + metrics.ascent(),
-                             metrics.elidedText(text, Qt.TextElideMode.ElideRight,
-                                                max(0, self.width() - x - SWATCH - 10 - MARGIN)))
-        if self.view.exporting:
-            painter.end()
+        if memory is None or memory.peak_node is None or peak is None:
             return
-        x, y = MARGIN, MARGIN + row + ROW_GAP + (row - metrics.height()) // 2
+        # A small box between two brackets, as the live-peak node is drawn.
+        painter.setPen(QPen(QColor("#CBD1DB"), 1))
+        painter.setBrush(QColor("#FEEEDD"))
+        painter.drawRect(QRectF(x + 4, y + 3, SWATCH, SWATCH))
+        painter.setPen(QPen(PEAK_COLOUR, 2.5, Qt.PenStyle.SolidLine, Qt.PenCapStyle.FlatCap))
+        for side in (x + 1, x + SWATCH + 7):
+            painter.drawLine(QPointF(side, y + 1), QPointF(side, y + SWATCH + 5))
+        text = (f"live peak: {format_bytes(memory.peak_bytes)} at "
+                f"{self.view.shown_graph().nodes[peak].name}")
+        painter.setPen(TEXT_COLOR)
+        painter.drawText(x + SWATCH + 14, y + metrics.ascent(),
+                         metrics.elidedText(text, Qt.TextElideMode.ElideRight,
+                                            max(0, self.width() - x - SWATCH - 14 - MARGIN)))
+
+    def _draw_hover_keys(self, painter: QPainter, x: int, y: int, metrics) -> None:
+        """The hover colours and what is live at the hovered node's step, from `x`."""
         for colour, text in HOVER_KEYS:
             painter.setPen(QPen(colour.darker(130), 1))
             painter.setBrush(colour)
@@ -91,7 +101,6 @@ class DagLegend(QWidget):
             painter.drawText(x, y + metrics.ascent(),
                              metrics.elidedText(self.hover_text, Qt.TextElideMode.ElideRight,
                                                 max(0, self.width() - x - MARGIN)))
-        painter.end()
 
     def _draw_scale(self, painter: QPainter, x: int, y: int, metrics) -> int:
         """The colour scale (memory) or the kinds' swatches from `x`; returns where it ends."""

@@ -4,6 +4,7 @@ a second more to turn into paths, which must not freeze the window."""
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 
@@ -19,9 +20,11 @@ from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 from slabscope.planner.model.graph import Graph
 from slabscope.planner.model.reachability import topological_order
 
-LABEL_POINTS = 9.0
-OP_POINTS = 9.0               # as large as the name: the op is half of what a box says
-NODE_PADDING = 12.0
+LABEL_PIXELS = 12             # the name, after the op on a box's one line
+OP_PIXELS = 12                # the op, first: as large as the name
+NODE_PADDING = 10.0
+LINE_GAP = 9.0                # between the op and the name on a box's line
+LETTER_SPACING = 0.8          # pixels between letters: OCR (and a tired eye) splits glyphs apart
 MIN_NODE_WIDTH = 60.0
 MAX_LABEL_CHARS = 28          # longer names are elided in the box (the tooltip has them whole)
 MAX_CHAIN_NODES = 2000        # longer chains of time steps are not drawn as a DAG
@@ -51,12 +54,19 @@ class PreparedDag:
 
 
 def label_fonts() -> tuple[QFont, QFont]:
-    """The fonts of a node's name and of its op line."""
+    """The fonts of a node's name and of its op (in pixels: the opening zoom is worked out
+    from them, and points would make it depend on the screen's dots per inch)."""
     label = QFont()
-    label.setPointSizeF(LABEL_POINTS)
+    label.setPixelSize(LABEL_PIXELS)
+    label.setLetterSpacing(QFont.SpacingType.AbsoluteSpacing, LETTER_SPACING)
     op = QFont(label)
-    op.setPointSizeF(OP_POINTS)
+    op.setPixelSize(OP_PIXELS)
     return label, op
+
+
+def op_line(name: str, op: str | None) -> str:
+    """The op a box shows before its name: none when the name already says it."""
+    return elide(op) if op and op != name else ""
 
 
 def elide(text: str) -> str:
@@ -76,10 +86,13 @@ def prepare_dag(graph: Graph) -> PreparedDag | None:
         return None
     label, op = label_fonts()
     name_metrics, op_metrics = QFontMetricsF(label), QFontMetricsF(op)
-    widths = tuple(max(MIN_NODE_WIDTH,
-                       name_metrics.horizontalAdvance(elide(n.name)) + 2 * NODE_PADDING,
-                       op_metrics.horizontalAdvance(elide(n.op or "")) + 2 * NODE_PADDING)
-                   for n in graph.nodes)
+    widths = []
+    for n in graph.nodes:
+        op_text = op_line(n.name, n.op)
+        line = name_metrics.horizontalAdvance(elide(n.name)) + (
+            op_metrics.horizontalAdvance(op_text) + LINE_GAP if op_text else 0.0)
+        widths.append(max(MIN_NODE_WIDTH, math.ceil(line) + 2 * NODE_PADDING))
+    widths = tuple(widths)
     topo = topological_order([n.name for n in graph.nodes], graph.successors)  # no closure needed
     uses: list[list[str]] = [[] for _ in graph.nodes]
     for buf, used in zip(graph.buffers, graph.use_indices):

@@ -21,25 +21,28 @@ from slabscope.app.views.common import palette
 from slabscope.app.views.dag.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HEIGHT, DrawnDag
 from slabscope.app.views.dag.dag_fold_layout import FoldLayouts
 from slabscope.app.views.dag.dag_folding import Folding, fold, toggled
+from slabscope.app.views.dag.dag_layout import MIN_ROOM
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.dag.dag_legend import PEAK_COLOUR, DagLegend, ramp_colour
 from slabscope.app.views.dag.dag_memory import (BY_KIND, BY_LIVE, COLOURING_NAMES, COLOURINGS,
                                                 NodeMemory,
                                                 live_at_node)
 from slabscope.app.views.dag.dag_minimap import DagMinimap
-from slabscope.app.views.dag.dag_prepared import (DrawingPreparer, elide as _elide, label_fonts,
-                                                  opening_folding, prepared_dag)
+from slabscope.app.views.dag.dag_prepared import (LINE_GAP, DrawingPreparer, elide, label_fonts,
+                                                  op_line, opening_folding, prepared_dag)
 from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 
-TEXT_MIN_SCALE = 0.6          # below this zoom a 9 pt label is under 6 px tall: draw plain boxes
+TEXT_MIN_SCALE = 0.6          # below this zoom a 12 px label is under 8 px tall: draw plain boxes
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
 NO_PEN = QPen(Qt.PenStyle.NoPen)  # one pen for every node item (made from the enum per item)
 ZOOM_STEP = 1.25
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
-READABLE_PIXELS = 11          # the smallest text height a label is read at when a graph opens
+READABLE_PIXELS = 12          # the text height labels open at (OCR misreads many at 11)
+TOP_ROOM = 6.0                # scene units over the top row of boxes in a graph's first view
 EDGE_LABEL_SCALE = 1.2        # zoomed in this far, edges show their tensor's shape or bytes
 MEMORY_BINS = 8               # steps of the memory colour scale (boxes drawn a colour at a time)
-BAR_HEIGHT = 4.0              # scene units of a box's memory bar, along its bottom
+BAR_HEIGHT = 3.0              # scene units of a box's memory bar, along its bottom
+BAR_INSET = 1.5               # ... above the box's bottom edge: as far from the text as it goes
 FIRST_NODES = 200             # node items added at once (~6 ms); a larger graph's come in slices
 SLICE_NODES = 50              # node items added between two looks at the clock
 SLICE_SECONDS = 0.02          # GUI time one slice of node items may take
@@ -50,7 +53,10 @@ THIN_SCALE = 0.3              # ... below this zoom
 
 NODE_FILL = QColor("#ECEFF4")
 TEXT_COLOR = QColor("#1D2330")
+NAME_COLOR = QColor("#4A5365")  # a box's name after its op: softer, still dark on the pale fill
 SELECTED_BORDER = QColor("#111111")
+BRACKET_GAP = 5.0             # scene units between a selected or live-peak box and its brackets
+BRACKET_WIDTH = 3.5
 CLICK_SLOP = 4                # pixels the pointer may move between press and release of a click
 BACKGROUND = QColor("#FFFFFF")
 EDGE_LABEL_COLOR = QColor("#5B6475")
@@ -63,14 +69,15 @@ class NodeItem(QGraphicsRectItem):
     Python (the scene asks for them tens of thousands of times on a large graph)."""
 
     def __init__(self, view: "DagView", index: int, name: str, op: str | None, width: float):
-        super().__init__(-width / 2 - 2, -NODE_HEIGHT / 2 - 2, width + 4, NODE_HEIGHT + 4)
+        reach = BRACKET_GAP + BRACKET_WIDTH  # a selected or live-peak box's brackets reach out
+        super().__init__(-width / 2 - reach, -NODE_HEIGHT / 2 - 2, width + 2 * reach,
+                         NODE_HEIGHT + 4)
         self.setPen(NO_PEN)
         self.view, self.index, self.name = view, index, name
         self.box = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
-        self.label = _elide(name)
+        self.label = elide(name)
         self.label_room = 0.0  # scene width an exported label may take, centred on the box
-        # The op is worth a second line only when the name does not already say it.
-        self.op_label = _elide(op) if op and op != name else ""
+        self.op_label = op_line(name, op)  # before the name, unless the name says it
         self.setAcceptHoverEvents(True)
         self.setZValue(1)
         # While boxes are too small for a label, their band draws them all (`NodeBand`).
@@ -83,23 +90,29 @@ class NodeItem(QGraphicsRectItem):
             # Too small for corners or a border to show: a plain box in the border's colour.
             painter.fillRect(self.box, self.view.plain_colour(self.index))
             return
-        if self.index == self.view.selected_index:
-            painter.setPen(QPen(SELECTED_BORDER, 3.0))
-        elif self.index == self.view.peak_index:
-            painter.setPen(QPen(PEAK_COLOUR, 3.5))
-        else:
-            painter.setPen(QPen(border, 1.5))
+        painter.setPen(QPen(border, 1.2))
         painter.setBrush(fill)
         painter.drawRoundedRect(self.box, 6, 6)
+        mark = SELECTED_BORDER if self.index == self.view.selected_index else \
+            PEAK_COLOUR if self.index == self.view.peak_index else None
+        if mark is not None:
+            # Brackets beside the box, not a heavy frame round it: a frame this close to the
+            # text hides it from OCR.
+            painter.setPen(QPen(mark, BRACKET_WIDTH, Qt.PenStyle.SolidLine,
+                                Qt.PenCapStyle.FlatCap))
+            top, bottom = self.box.top() - 1, self.box.bottom() + 1
+            for x in (self.box.left() - BRACKET_GAP, self.box.right() + BRACKET_GAP):
+                painter.drawLine(QPointF(x, top), QPointF(x, bottom))
         bar = self.view.bar_fraction(self.index)
         if bar > 0:  # the node's bytes as a length, readable without the colour scale
-            painter.fillRect(QRectF(self.box.left() + 4, self.box.bottom() - BAR_HEIGHT - 2,
-                                    max(1.0, (self.box.width() - 8) * bar), BAR_HEIGHT), BAR_COLOUR)
+            painter.fillRect(QRectF(self.box.left() + 5, self.box.bottom() - BAR_HEIGHT - BAR_INSET,
+                                    max(1.0, (self.box.width() - 10) * bar), BAR_HEIGHT),
+                             BAR_COLOUR)
         if detail < TEXT_MIN_SCALE and self.view._exporting:
             # A picture has no zoom to read labels by: draw the name at the least legible size,
             # cut to the room it has.
             font = QFont(self.view.label_font)
-            font.setPointSizeF(font.pointSizeF() * TEXT_MIN_SCALE / detail)
+            font.setPixelSize(max(1, round(font.pixelSize() * TEXT_MIN_SCALE / detail)))
             painter.setFont(font)
             # The label may pass its box into the room beside it (`_give_labels_room`).
             room = max(self.box.width() - 4, self.label_room)
@@ -116,20 +129,39 @@ class NodeItem(QGraphicsRectItem):
             painter.drawText(area, Qt.AlignmentFlag.AlignCenter, label)
             return
         if detail >= TEXT_MIN_SCALE:
+            self._draw_line(painter, text)
+
+    def _draw_line(self, painter: QPainter, text: QColor) -> None:
+        """The op, then the name in a softer colour, on one line centred above the bar."""
+        area = QRectF(self.box)
+        area.setBottom(self.box.bottom() - BAR_HEIGHT - BAR_INSET)
+        op_font, name_font = self.view.op_font, self.view.label_font
+        op_width = QFontMetrics(op_font).horizontalAdvance(self.op_label) if self.op_label else 0
+        name_width = QFontMetrics(name_font).horizontalAdvance(self.label)
+        gap = LINE_GAP if self.op_label else 0.0
+        left = self.box.center().x() - (op_width + gap + name_width) / 2
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        if self.op_label:
             painter.setPen(text)
-            painter.setFont(self.view.label_font)
-            if not self.op_label:
-                painter.drawText(self.box, Qt.AlignmentFlag.AlignCenter, self.label)
-                return
-            top, bottom = QRectF(self.box), QRectF(self.box)
-            top.setBottom(self.box.center().y() - 1)
-            bottom.setTop(self.box.center().y() - 1)
-            painter.drawText(top, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, self.label)
-            faded = QColor(text)
-            faded.setAlphaF(faded.alphaF() * 0.75)
-            painter.setPen(faded)
-            painter.setFont(self.view.op_font)
-            painter.drawText(bottom, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, self.op_label)
+            painter.setFont(op_font)
+            painter.drawText(QRectF(left, area.top(), op_width + 1, area.height()), flags,
+                             self.op_label)
+        name = QColor(NAME_COLOR)
+        name.setAlphaF(text.alphaF())  # dimmed with the rest of the box
+        painter.setPen(name if self.op_label else text)
+        painter.setFont(name_font)
+        painter.drawText(QRectF(left + op_width + gap, area.top(), name_width + 1, area.height()),
+                         flags, self.label)
+
+    def drawn_lines(self, detail: float) -> tuple[str, ...]:
+        """The lines of text `paint` draws in the box at zoom `detail` (an export's small
+        labels are cut to their room, so their ends may differ)."""
+        if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS or (detail < TEXT_MIN_SCALE
+                                                        and not self.view.exporting):
+            return ()
+        if detail < TEXT_MIN_SCALE:
+            return (self.name,)
+        return tuple(line for line in (self.label, self.op_label) if line)
 
     def hoverEnterEvent(self, event) -> None:
         if not self.toolTip():  # written when first needed: 10,000 of them cost a stall up front
@@ -425,6 +457,21 @@ class DagView(QGraphicsView):
         """Do what moving the pointer onto node `name` (None: off every node) does."""
         self.session.hover_node(name)
 
+    def labels_in_view(self) -> list[tuple[tuple[str, ...], QRectF]]:
+        """Per node whose box lies wholly in the viewport, clear of the overview: the lines of
+        text drawn in it (none when the zoom leaves boxes too small for text) and its box in
+        viewport pixels."""
+        shown = QRectF(self.viewport().rect())
+        overview = QRectF(self.minimap.geometry().translated(-self.viewport().pos())) \
+            if self.minimap.isVisible() else QRectF()
+        scale = self.transform().m11()
+        found = []
+        for item in self._items:
+            box = self.mapFromScene(item.mapToScene(item.box)).boundingRect().toRectF()
+            if shown.contains(box) and not overview.intersects(box):
+                found.append((item.drawn_lines(scale), box))
+        return found
+
     def node_position(self, name: str) -> QPointF:
         """The scene position of node `name`'s centre (of its group's, when that is folded)."""
         i = self._drawn_index(name)
@@ -622,7 +669,7 @@ class DagView(QGraphicsView):
         area = text.boundingRect().adjusted(-3, 0, 3, 0)
         tag = QGraphicsRectItem(area)
         tag.setBrush(BACKGROUND)
-        tag.setPen(QPen(PEAK_COLOUR, 1))
+        tag.setPen(NO_PEN)  # a frame this close to the box's text hides it from OCR
         text.setParentItem(tag)
         width = self._widths[self.peak_index]
         tag.setPos(self._drawn.x[self.peak_index] - width / 2 + 6,
@@ -767,10 +814,10 @@ class DagView(QGraphicsView):
         graph, shown = self.session.graph, self.shown_graph()
         self._ancestors, self._descendants, self._uses, self._hovered = set(), set(), set(), None
         self._plain = None
-        hover_text = self.legend.hover_text
+        hover_text, highlighting = self.legend.hover_text, self.highlighting
         self.legend.hover_text = ""
         if graph is None or self._drawn is None:
-            if hover_text:
+            if hover_text or highlighting:
                 self.legend.update()
             return
         i = self._hovered_group if self._hovered_group is not None else \
@@ -796,7 +843,7 @@ class DagView(QGraphicsView):
                 self._uses = {self._folding.drawn_of[u] for u in self._uses}
         self._draw_highlight_edges()
         self.scene().update()
-        if self.legend.hover_text != hover_text:
+        if self.legend.hover_text != hover_text or self.highlighting != highlighting:
             self.legend.update()
 
     def _draw_highlight_edges(self) -> None:
@@ -841,6 +888,11 @@ class DagView(QGraphicsView):
                          f"{len(self.session.graph.nodes):,} time steps in a chain: "
                          "not drawn (see live bytes over time)")
         painter.restore()
+
+    @property
+    def highlighting(self) -> bool:
+        """Whether a hovered node or a hovered or selected buffer colours nodes now."""
+        return self._hovered is not None or bool(self._uses)
 
     @property
     def exporting(self) -> bool:
@@ -896,14 +948,48 @@ class DagView(QGraphicsView):
             if self.session.plan is not None and self.peak_index is not None:
                 self._opened_on_peak = True
                 self.centerOn(self._drawn.x[self.peak_index], self._drawn.y[self.peak_index])
+                self._shift_to_whole_rows()
             else:
                 # The first layer at the top; its first node in the middle unless it all fits.
                 start = min(range(len(self._drawn.y)), key=lambda i: (self._drawn.y[i], i))
                 x = rect.center().x() if rect.width() <= 2 * half_width else min(
                     max(self._drawn.x[start], rect.left() + half_width), rect.right() - half_width)
                 self.centerOn(x, rect.top() + half_height)
+                self._top_on_a_row()
         self._user_zoomed = self._fitted = False
         self._zoom_changed()
+
+    def _top_on_a_row(self) -> None:
+        """Move the view down, less than a row, until its top edge sits just above a row of
+        boxes: a row the edge cuts shows no label, and the room goes to a row at the bottom."""
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        tops = np.asarray(self._drawn.y) - NODE_HEIGHT / 2 - TOP_ROOM
+        below = tops[tops >= shown.top()]
+        if below.size:
+            self.centerOn(shown.center().x(), shown.center().y() + float(below.min()) - shown.top())
+
+    def _shift_to_whole_rows(self) -> None:
+        """Move the view up or down by at most half a row, to where it shows the most rows of
+        boxes whole (the fewest cut by its edges), the least far from where it is; a view that
+        shows the margin above the first row (or below the last) moves to that row instead."""
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        tops = np.unique(np.asarray(self._drawn.y)) - NODE_HEIGHT / 2
+        bottoms = tops + NODE_HEIGHT
+        if shown.top() < tops[0] - TOP_ROOM:  # near the start: its first row at the top
+            self._top_on_a_row()
+            return
+        if shown.bottom() > bottoms[-1] + TOP_ROOM:  # near the end: its last row at the bottom
+            self.centerOn(shown.center().x(),
+                          shown.center().y() - (shown.bottom() - bottoms[-1] - TOP_ROOM))
+            return
+        limit = (NODE_HEIGHT + MIN_ROOM) / 2
+        shifts = np.concatenate(([0.0], tops - TOP_ROOM - shown.top(),
+                                 bottoms + TOP_ROOM - shown.bottom()))
+        shifts = shifts[np.abs(shifts) <= limit]
+        whole = [int(np.count_nonzero((tops >= shown.top() + d) & (bottoms <= shown.bottom() + d)))
+                 for d in shifts.tolist()]
+        best = max(range(len(shifts)), key=lambda k: (whole[k], -abs(shifts[k])))
+        self.centerOn(shown.center().x(), shown.center().y() + float(shifts[best]))
 
     def _plan_changed(self, *_) -> None:
         """A plan arrived: a view the user has not moved goes to the live peak."""
@@ -1044,7 +1130,9 @@ class DagView(QGraphicsView):
         folding = self._folding
         # The group's first node keeps its place on screen when the new layout arrives.
         real = folding.members[drawn][0]
-        self._keep_in_place = (real, self.mapFromScene(self._drawn.x[drawn], self._drawn.y[drawn]))
+        # In fractions of a pixel: rounding at each toggle would walk the node away.
+        self._keep_in_place = (real, self.viewportTransform().map(
+            QPointF(self._drawn.x[drawn], self._drawn.y[drawn])))
         self._fold_layouts.lay_out(lambda: toggled(folding, drawn))
 
     def _fold_laid_out(self, folding: Folding, prepared) -> None:
@@ -1059,7 +1147,8 @@ class DagView(QGraphicsView):
             real, point = keep
             drawn = folding.drawn_of[real]
             self.setTransform(transform)
-            offset = self.mapToScene(self.viewport().rect().center()) - self.mapToScene(point)
+            to_scene = self.viewportTransform().inverted()[0]
+            offset = to_scene.map(QRectF(self.viewport().rect()).center()) - to_scene.map(point)
             centre = QPointF(self._drawn.x[drawn], self._drawn.y[drawn]) + offset
             # Room to scroll there even where the new drawing is narrower than the old.
             shown = self.mapToScene(self.viewport().rect()).boundingRect()
@@ -1168,7 +1257,7 @@ def _tint(colour: QColor) -> QColor:
 
 
 ANCESTOR_FILL = _tint(palette.ANCESTOR)
-BAR_COLOUR = QColor("#8C2D04")
+BAR_COLOUR = QColor("#F0B88A")  # an orange lighter than any text, so the eye (and OCR) part them
 DESCENDANT_FILL = _tint(palette.DESCENDANT)
 
 

@@ -1,0 +1,112 @@
+"""Room for the DAG's labels, what lets a reader (and OCR, see bench/dag_ocr.py) read them in
+the first view: edges never run over a box, the memory bar sits clear of the text, the text is
+at least 11 px when a graph opens, and a chain's first view in the window's panel shows eight
+boxes or more with their labels."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QRectF, QSize
+from PySide6.QtGui import QFontInfo, QFontMetricsF
+
+from slabscope import planner
+from slabscope.app.state.session import Session
+from slabscope.app.views.dag.dag_drawing import NODE_HEIGHT
+from slabscope.app.views.dag.dag_prepared import prepared_dag
+from slabscope.app.views.dag.dag_view import BAR_HEIGHT, BAR_INSET, DagView
+from tests.examples import DIAMOND, RELU_UNFUSED
+
+PANEL = QSize(678, 403)  # the window's DAG panel at its default size of 1440×900
+
+
+def branchy(blocks: int = 4, width: int = 3) -> planner.Graph:
+    """Blocks of `width` parallel ops of different name lengths joined by a concat, each concat
+    also fed by every concat before it (a densenet's long skip edges)."""
+    nodes, edges, joins = [{"name": "in", "op": "upload"}], [], ["in"]
+    for b in range(blocks):
+        concat = f"cat{b}"
+        for k in range(width):
+            name = f"b{b}_{'conv' * (k + 1)}{k}"
+            nodes.append({"name": name, "op": "Conv" if k % 2 else "BatchNormalization"})
+            edges += [[joins[-1], name], [name, concat]]
+        nodes.append({"name": concat, "op": "Concat"})
+        edges += [[j, concat] for j in joins[:-1]]
+        joins.append(concat)
+    return planner.graph_from_dict({"nodes": nodes, "edges": edges, "buffers": []})
+
+
+def chain(length: int, peak_at: int | None = None, buffers: bool = True) -> planner.Graph:
+    """A chain of Relu ops; with `buffers`, one per edge, the one out of `peak_at` large."""
+    names = [f"n{i}" for i in range(length)]
+    return planner.graph_from_dict({
+        "nodes": [{"name": n, "op": "Relu"} for n in names],
+        "edges": [[a, b] for a, b in zip(names, names[1:])],
+        "buffers": [{"name": f"b{i}", "bytes": 4096 if i == peak_at else 256,
+                     "uses": [f"n{i}", f"n{i + 1}"]} for i in range(length - 1)] if buffers else []})
+
+
+def points_along(path, step: float = 1.0):
+    """Points every `step` scene units along each flattened stretch of `path`."""
+    for polygon in path.toSubpathPolygons():
+        for a, b in zip(polygon, list(polygon)[1:]):
+            length = max((b - a).manhattanLength(), 1e-9)
+            count = int(length / step) + 1
+            for k in range(count + 1):
+                yield a + (b - a) * (k / count)
+
+
+@pytest.mark.parametrize("make", [lambda: planner.load(DIAMOND), lambda: planner.load(RELU_UNFUSED),
+                                  branchy], ids=["diamond", "relu_unfused", "branchy"])
+def test_no_edge_runs_over_a_box(qapp, make):
+    graph = make()  # measured with the fonts of a running application
+    prepared = prepared_dag(graph)
+    drawn = prepared.drawing()
+    # A box with a pixel of its border left free: an edge may end on the border, not enter.
+    boxes = [QRectF(x - w / 2, y - NODE_HEIGHT / 2, w, NODE_HEIGHT).adjusted(1, 1, -1, -1)
+             for x, y, w in zip(drawn.x, drawn.y, prepared.widths)]
+    long_edges = 0
+    for src, dst, _band, path in drawn.edges:
+        long_edges += prepared.layout.layer[dst] - prepared.layout.layer[src] > 1
+        for point in points_along(path):
+            hit = [i for i, box in enumerate(boxes) if box.contains(point)]
+            assert not hit, (graph.nodes[src].name, graph.nodes[dst].name,
+                             [graph.nodes[i].name for i in hit], point)
+    assert long_edges or len(graph.nodes) < 6  # the branchy graph has edges past boxes
+
+
+def shown_view(qtbot, graph, size=PANEL) -> DagView:
+    session = Session()
+    session.set_graph(graph)
+    view = DagView(session)
+    qtbot.addWidget(view)
+    view.resize(size)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def test_labels_open_at_11_px_or_more_clear_of_the_bar(qtbot):
+    view = shown_view(qtbot, branchy())
+    scale = view.transform().m11()
+    for font in (view.label_font, view.op_font):
+        assert QFontInfo(font).pixelSize() * scale >= 11
+        # The line, centred in the box above the bar, ends a pixel or more above the bar.
+        line = QFontMetricsF(font).height()
+        text_bottom = (NODE_HEIGHT - BAR_HEIGHT - BAR_INSET) / 2 + line / 2
+        assert (NODE_HEIGHT - BAR_HEIGHT - BAR_INSET - text_bottom) * scale >= 1
+    for item in view._items:  # the op and the name fit in their box
+        width = sum(QFontMetricsF(f).horizontalAdvance(t)
+                    for f, t in ((view.op_font, item.op_label), (view.label_font, item.label)))
+        assert width < item.box.width()
+
+
+@pytest.mark.parametrize("peak_at", [None, 40], ids=["start", "live_peak"])
+def test_a_chains_first_view_in_the_window_panel_shows_eight_labels(qtbot, peak_at):
+    view = shown_view(qtbot, chain(80, peak_at) if peak_at else chain(80, buffers=False))
+    in_view = view.labels_in_view()
+    shown = [lines for lines, _box in in_view if lines]
+    assert len(shown) >= 8
+    if peak_at is not None:  # opened on the live-peak node, which is among them
+        assert any(view.shown_graph().nodes[view.peak_index].name in lines for lines in shown)
+    else:  # opened on the start, its first row just under the top edge
+        assert "n0" in shown[0] and 0 <= min(box.top() for _lines, box in in_view) <= 8
