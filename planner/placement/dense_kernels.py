@@ -608,16 +608,17 @@ def _first_fit(s, e, need, leaves, cover_base, cover_fill, run_base, run_fill, s
                span_hi, heads, tails, path_base, path_fill, path_node):
     """First fit's offset for `need` bytes over steps [s, e] (as `_merged_fit`); (offset,
     entries read). It climbs the nodes' lists themselves (`_settle`). Without the path cache,
-    a climb past `_LONG_CLIMB` entries gives up: (-1, entries read). With it, a climb past
-    what the cache would read to serve leaf s reads the cache instead, where the lifetime
-    tree's nodes are one list: lists whose runs interleave (long-lived buffers with holes
-    between them, the holes filled by buffers of other lifetimes) make the climb step over
-    each run in turn, every list visited at each step."""
+    a climb past `_LONG_CLIMB` entries gives up: (-1, entries read). With it, a climb past an
+    eighth of what the cache would read to serve leaf s reads the cache instead (a rebuild
+    merges runs in one pass; a climb costs more an entry), where the lifetime tree's nodes
+    are one list: lists whose runs interleave (long-lived buffers with holes between them,
+    the holes filled by buffers of other lifetimes) make the climb step over each run in
+    turn, every list visited at each step."""
     window = _window(need)
     caching = path_base.shape[0] > 0
     limit = _LONG_CLIMB
     if caching:
-        limit = _rebuild_cost(s, leaves, cover_fill, path_fill, path_node) + 64
+        limit = (_rebuild_cost(s, leaves, cover_fill, path_fill, path_node) >> 3) + 64
     # Level 64, above the root: the nodes themselves.
     lists = _gather(s, e, 64, leaves, cover_base, cover_fill, run_base, run_fill, path_base,
                     path_fill, heads, tails)
