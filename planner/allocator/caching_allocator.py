@@ -539,5 +539,4 @@ class CachingAllocator:
 
     def largest_free_block(self) -> int:
         """The size of the largest cached free block (0 when none)."""
-        largest = self.free_blocks(1)
-        return largest[0].size if largest else 0
+        return self._by_size[-1][0] if self._by_size else 0
