@@ -254,8 +254,8 @@ CASES = [
     ("#3 40,000 relus without nn_module_stack", no_module_stack),
     ("#4 allocator, 8,000 streams", many_streams(8_000)),
     ("#4 allocator, 20,000 streams", many_streams(20_000)),
-    ("#5 fragmented snapshot, plan (open)", fragmented("plan")),
-    ("#5 fragmented snapshot, allocator (open)", fragmented("allocator")),
+    ("#5 fragmented snapshot, plan", fragmented("plan")),
+    ("#5 fragmented snapshot, allocator", fragmented("allocator")),
     ("#6 .pt2 of 1,000,000 nodes", million_nodes),
     ("#6 transformer of 1,024 heads (dag model)", wide_transformer),
 ]

@@ -532,12 +532,12 @@ class CachingAllocator:
     def free_blocks(self, count: int | None = None) -> list[Block]:
         """The cached free blocks, largest first, equal sizes by descending address (the `count`
         largest when given)."""
+        # A slice of the last few is a copy of the end of one of the index's lists (an
+        # allocator at a new peak at every malloc asks this each time).
         largest = self._by_size.islice(reverse=True) if count is None else \
-            self._by_size.islice(max(len(self._by_size) - count, 0), reverse=True) \
-            if count > 0 else []
+            reversed(self._by_size[-count:]) if count > 0 else []
         return [self._free_at[key] for _, _, key in largest]
 
     def largest_free_block(self) -> int:
         """The size of the largest cached free block (0 when none)."""
-        largest = self.free_blocks(1)
-        return largest[0].size if largest else 0
+        return self._by_size[-1][0] if self._by_size else 0

@@ -159,9 +159,16 @@ class _TraceReader:
                     raise PlanError(f"action must be a string, got {type(action).__name__}")
                 if action not in STEP_ACTIONS:
                     continue
-                addr, size = _u64(event, "addr"), _u64(event, "size")
-                stream = _u64(event, "stream", default=0)
-                time_us = _u64(event, "time_us", default=0)
+                addr, size = event.get("addr"), event.get("size")
+                stream, time_us = event.get("stream", 0), event.get("time_us", 0)
+                # Plain in-range integers pass here; `_u64` checks (and names) anything else.
+                if not (type(addr) is int and type(size) is int and type(stream) is int
+                        and type(time_us) is int and 0 <= addr <= SIZE_LIMIT
+                        and 0 <= size <= SIZE_LIMIT and 0 <= stream <= SIZE_LIMIT
+                        and 0 <= time_us <= SIZE_LIMIT):
+                    addr, size = _u64(event, "addr"), _u64(event, "size")
+                    stream = _u64(event, "stream", default=0)
+                    time_us = _u64(event, "time_us", default=0)
                 step = len(self.step_event)
                 self.step_event.append(i)
                 self.step_action.append(action)

@@ -24,7 +24,10 @@ request: from first fit's gap up it merges the lists by start through a tourname
 heads, walking a list on while its runs lie closer together than the request (`_best_fit`).
 Most of its lists are the lifetime tree's nodes on the request's path, so best fit keeps their
 union, level by level, for the last path it merged (`_path_union`): a request near it rebuilds
-only the levels below where the paths part, and reads the union as one list.
+only the levels below where the paths part, and reads the union as one list. First fit keeps
+that cache too once its climbs are long, and reads it when a climb would read more than the
+cache's rebuild: where long-lived buffers leave holes that buffers of other lifetimes fill, the
+lists interleave run by run and the climb steps over each run in turn (`_first_fit`).
 The bitset kernel gathers its spans and buckets them instead (`lowest_gap`).
 
 Kernels work in chunks of about `CHUNK_PAIRS` conflicting pairs and return, so the caller can
@@ -53,12 +56,17 @@ CHUNK_PAIRS = 1 << 23
 CHUNK_REQUESTS = 1024
 
 # Best fit keeps the union of the lifetime tree's nodes on one leaf's path, level by level, when
-# that takes at most this many bytes (levels x the most buffers alive at one step x 16).
+# that takes at most this many bytes (levels x the most buffers alive at one step x 16). First
+# fit keeps it only once a climb is long, and then up to as many bytes as the trees' spans.
 PATH_CACHE_BYTES = 64 << 20
 # The cache's lowest level: nodes below it cover a few steps each and hold few runs, but every
 # level of the cache holds the whole path's union, so rebuilding one at each new leaf cost more
 # (900 runs merged per request on a 200k-row dense trace) than reading those nodes one by one.
 _CACHE_FLOOR = 5
+# Entries a first fit climb reads at most without the path cache (dense generated traces of
+# 2,525 buffers alive at once read under 10,000, 400 on average): past it, the lists
+# interleave run by run.
+_LONG_CLIMB = 1 << 15
 # A request far from the cached path (leaving it in the top this many levels) and from the last
 # request (leaving its path below this many) merges the nodes themselves, and the cache stays for
 # the requests around it; any other rebuilds the cache from the level its path leaves it.
@@ -351,13 +359,15 @@ def _window(need):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
+def _settle(cursor, window, lists, heads, tails, span_lo, span_hi, limit=_NONE):
     """Jump the cursor past every span in the nodes' lists (heads[:lists] to tails, each
     sorted and disjoint) that blocks offsets [cursor, cursor + window), until none does:
     (cursor, entries read). The lists are visited in turn, and in each the cursor climbs
     over the spans that block it one after another; it stops once every list still holding a
     span above the cursor was visited since the cursor last moved. Each head ends at its
-    list's first span ending above the cursor (an exhausted list is left empty)."""
+    list's first span ending above the cursor (an exhausted list is left empty). Past
+    `limit` entries read (looked at after each round over the lists) it gives up: (-1,
+    entries read)."""
     read = 0
     live = 0
     for q in range(lists):
@@ -366,7 +376,9 @@ def _settle(cursor, window, lists, heads, tails, span_lo, span_hi):
     quiet = 0  # lists visited in a row without moving the cursor
     q = 0
     while quiet < live:
-        if q == lists:
+        if q == lists:  # a round over the lists: a look at the limit each
+            if read > limit:
+                return -1, read
             q = 0
         end = tails[q]
         if heads[q] == end:
@@ -557,29 +569,15 @@ def _add_list(base, fill, v, lists, heads, tails):
     return lists
 
 
-@njit(cache=True, nogil=True)
-def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_fill, span_lo,
-                span_hi, heads, tails, keys, tree, path_base, path_fill, path_node):
-    """The offset that `fit` gives `need` bytes clear of the placed buffers
-    overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
-
-    Those are the buffers alive at step s, on the lifetime tree's nodes from leaf s to the
-    root, and those starting in (s, e], under the start tree's nodes that tile (s, e]. Each
-    of these nodes holds a sorted list of disjoint spans: the buffers alive together at its
-    steps, or the union of the buffers starting under it, merged into runs (an offset a run
-    covers is taken at some step of the request's lifetime, whichever buffer takes it). First
-    fit climbs over all these lists at once from 0 (`_settle`); best fit merges them
-    (`_best_fit`), with the lifetime tree's nodes already merged into one list by the path
-    cache when there is one (`_path_union`).
-    """
+@njit(cache=True, nogil=True, inline="always")
+def _gather(s, e, served, leaves, cover_base, cover_fill, run_base, run_fill, path_base,
+            path_fill, heads, tails):
+    """The lists a request over steps [s, e] reads: the path cache's level `served` (when it
+    serves one), the lifetime tree's nodes on leaf s's path below it, and the start tree's
+    nodes that tile (s, e]; how many."""
     lists = 0
-    cached = 0
-    served = 64  # the lowest level the path cache serves (without one: above the root)
-    if fit == BEST_FIT and path_base.shape[0] > 0:
-        cached, served = _path_union(s, leaves, cover_base, cover_fill, span_lo, span_hi,
-                                     path_base, path_fill, path_node)
-        if served < path_base.shape[0]:
-            lists = _add_list(path_base, path_fill, served, lists, heads, tails)
+    if served < path_base.shape[0]:
+        lists = _add_list(path_base, path_fill, served, lists, heads, tails)
     v = s + leaves
     level = 0
     while v >= 1 and level < served:
@@ -597,8 +595,83 @@ def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_f
             lists = _add_list(run_base, run_fill, b, lists, heads, tails)
         a >>= 1
         b >>= 1
+    return lists
+
+
+@njit(cache=True, nogil=True)
+def _rebuild_cost(s, leaves, cover_fill, path_fill, path_node):
+    """About the entries `_path_union` reads to serve leaf s: each level it rebuilds copies
+    the union above it (about as large as the lowest level kept) and merges its node. Records
+    s as the leaf last asked, so that the cache, when then asked, serves s whatever its
+    distance from the cached path (first fit asks it only when that pays)."""
+    levels = path_fill.shape[0]
+    level = levels - 1
+    while level >= 0 and path_node[level] == (s + leaves) >> level:
+        level -= 1
+    path_node[levels] = s
+    kept = path_fill[level + 1] if level + 1 < levels else 0
+    cost = 0
+    while level >= _cache_floor(levels):
+        cost += kept + cover_fill[(s + leaves) >> level] + 1
+        level -= 1
+    return cost
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_fit(s, e, need, leaves, cover_base, cover_fill, run_base, run_fill, span_lo,
+               span_hi, heads, tails, path_base, path_fill, path_node):
+    """First fit's offset for `need` bytes over steps [s, e] (as `_merged_fit`); (offset,
+    entries read). It climbs the nodes' lists themselves (`_settle`). Without the path cache,
+    a climb past `_LONG_CLIMB` entries gives up: (-1, entries read). With it, a climb past an
+    eighth of what the cache would read to serve leaf s reads the cache instead (a rebuild
+    merges runs in one pass; a climb costs more an entry), where the lifetime tree's nodes
+    are one list: lists whose runs interleave (long-lived buffers with holes between them,
+    the holes filled by buffers of other lifetimes) make the climb step over each run in
+    turn, every list visited at each step."""
+    window = _window(need)
+    caching = path_base.shape[0] > 0
+    limit = _LONG_CLIMB
+    if caching:
+        limit = (_rebuild_cost(s, leaves, cover_fill, path_fill, path_node) >> 3) + 64
+    # Level 64, above the root: the nodes themselves.
+    lists = _gather(s, e, 64, leaves, cover_base, cover_fill, run_base, run_fill, path_base,
+                    path_fill, heads, tails)
+    at, read = _settle(0, window, lists, heads, tails, span_lo, span_hi, limit)
+    if at >= 0 or not caching:
+        return at, read
+    rebuilt, served = _path_union(s, leaves, cover_base, cover_fill, span_lo, span_hi,
+                                  path_base, path_fill, path_node)
+    lists = _gather(s, e, served, leaves, cover_base, cover_fill, run_base, run_fill,
+                    path_base, path_fill, heads, tails)
+    at, climbed = _settle(0, window, lists, heads, tails, span_lo, span_hi)
+    return at, read + rebuilt + climbed
+
+
+@njit(cache=True, nogil=True)
+def _merged_fit(s, e, need, fit, leaves, cover_base, cover_fill, run_base, run_fill, span_lo,
+                span_hi, heads, tails, keys, tree, path_base, path_fill, path_node):
+    """The offset that `fit` gives `need` bytes clear of the placed buffers
+    overlapping steps [s, e] (as `lowest_gap`); (offset, entries read).
+
+    Those are the buffers alive at step s, on the lifetime tree's nodes from leaf s to the
+    root, and those starting in (s, e], under the start tree's nodes that tile (s, e]. Each
+    of these nodes holds a sorted list of disjoint spans: the buffers alive together at its
+    steps, or the union of the buffers starting under it, merged into runs (an offset a run
+    covers is taken at some step of the request's lifetime, whichever buffer takes it). First
+    fit climbs over all these lists at once from 0 (`_first_fit`); best fit merges them
+    (`_best_fit`), with the lifetime tree's nodes already merged into one list by the path
+    cache when there is one (`_path_union`).
+    """
     if fit == FIRST_FIT:
-        return _settle(0, _window(need), lists, heads, tails, span_lo, span_hi)
+        return _first_fit(s, e, need, leaves, cover_base, cover_fill, run_base, run_fill,
+                          span_lo, span_hi, heads, tails, path_base, path_fill, path_node)
+    cached = 0
+    served = 64  # the lowest level the path cache serves (without one: above the root)
+    if path_base.shape[0] > 0:
+        cached, served = _path_union(s, leaves, cover_base, cover_fill, span_lo, span_hi,
+                                     path_base, path_fill, path_node)
+    lists = _gather(s, e, served, leaves, cover_base, cover_fill, run_base, run_fill,
+                    path_base, path_fill, heads, tails)
     at, read = _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree)
     return at, read + cached
 
@@ -621,14 +694,20 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
                     run_base, run_fill, span_lo, span_hi, offset, heads, tails, keys, tree,
                     path_base, path_fill, path_node, pair_limit):
     """Place order[begin:] until about `pair_limit` entries were read; the index of the next
-    request to place (order.shape[0] when done). Each placed span joins the runs of the
-    lifetime tree's nodes that tile its lifetime and of the start tree's nodes above its first
-    step, up to the first that already held it; and best fit's path cache at every level built
-    over a lifetime tree node it joins (`_path_insert`)."""
+    request to place (order.shape[0] when done), or -1 - that index when first fit stopped
+    there without the path cache, its climbs too long (`_first_fit`). Each placed span joins
+    the runs of the lifetime tree's nodes that tile its lifetime and of the start tree's
+    nodes above its first step, up to the first that already held it; and the path cache at
+    every level built over a lifetime tree node it joins (`_path_insert`)."""
     visited = 0
     request = begin
     caching = path_base.shape[0] > 0
+    # Without the path cache first fit's climbs are also long when they read past an eighth
+    # of `_LONG_CLIMB` each on average over the chunk.
+    averaged = fit == FIRST_FIT and not caching
     while request < order.shape[0] and visited < pair_limit and request - begin < CHUNK_REQUESTS:
+        if averaged and visited > _LONG_CLIMB and visited > (_LONG_CLIMB >> 3) * (request - begin):
+            return -1 - request
         i = order[request]
         s = first[i]
         e = last[i]
@@ -637,6 +716,8 @@ def _interval_chunk(order, begin, size, first, last, fit, leaves, cover_base, co
                                run_fill, span_lo, span_hi, heads, tails, keys, tree,
                                path_base, path_fill, path_node)
         visited += read
+        if at < 0:
+            return -1 - request
         end = at + need
         offset[i] = at
         a = s + leaves
@@ -693,19 +774,30 @@ class IntervalPlacer:
         self.cover_base, run_base = _tree_capacity(self.first, self.last, self.leaves)
         # Both trees keep their spans in one array: the start tree's after the other's.
         self.run_base = run_base + self.cover_base[-1]
-        # Best fit's path cache: one level per level of the tree from its floor up, each as
-        # many runs as buffers are ever alive at one step, after the trees' spans (the levels
-        # below the floor, never built, share the floor's rows); none when that is too large.
+        # The path cache: one level per level of the tree from its floor up, each as many runs
+        # as buffers are ever alive at one step, after the trees' spans (the levels below the
+        # floor, never built, share the floor's rows; no more rows than the start tree's,
+        # which holds every buffer on every level). Best fit keeps it when it takes at most
+        # PATH_CACHE_BYTES, first fit from its first long climb (`_first_fit`).
         levels = self.leaves.bit_length()
         built = levels - int(_cache_floor(levels))
         live = (np.bincount(self.first, minlength=steps + 1)
                 - np.bincount(self.last + 1, minlength=steps + 1))
         widest = int(np.cumsum(live).max()) if len(self.first) else 0
-        if built * (widest + 1) * 16 > PATH_CACHE_BYTES:
-            levels = built = 0
+        self._best_fit_caches = built * (widest + 1) * 16 <= PATH_CACHE_BYTES
         self._path_rows = built * (widest + 1)
         self._path_base = int(self.run_base[-1]) + (widest + 1) * np.maximum(
             np.arange(levels, dtype=np.int64) - (levels - built), 0)
+
+    def _arrays(self, caching: bool) -> tuple[np.ndarray, ...]:
+        """The spans, by row, and the path cache's base, fill and node arrays (the node
+        array's last entry: the leaf last asked), without a level unless `caching`."""
+        path_base = self._path_base if caching else self._path_base[:0]
+        path_fill = np.zeros(len(path_base), np.int64)
+        path_node = np.full(len(path_base) + 1, -1, np.int64)
+        # A span's start and end side by side: one cache line holds both.
+        rows = int(self.run_base[-1]) + (self._path_rows if caching else 0)
+        return np.empty((rows, 2), np.int64), path_base, path_fill, path_node
 
     def offsets(self, order: np.ndarray, fit: int = FIRST_FIT, stop: np.ndarray | None = None,
                 cancel: CancelToken = NEVER) -> np.ndarray:
@@ -716,24 +808,28 @@ class IntervalPlacer:
         nodes = 2 * self.leaves
         offset = np.zeros(n, np.int64)
         cover_fill, run_fill = np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
-        # A span's start and end side by side: one cache line holds both.
-        # Best fit's path cache after the trees' spans (`_path_union`).
-        path_base = self._path_base if fit == BEST_FIT else self._path_base[:0]
-        path_fill = np.zeros(len(path_base), np.int64)
-        path_node = np.full(len(path_base) + 1, -1, np.int64)  # and the last leaf asked
-        rows = int(self.run_base[-1]) + (self._path_rows if len(path_base) else 0)
-        spans = np.empty((rows, 2), np.int64)
-        span_lo, span_hi = spans[:, 0], spans[:, 1]
+        arrays = self._arrays(fit == BEST_FIT and self._best_fit_caches)
         # A query reads the nodes on a path from a leaf to the root and up to two per level
         # that tile its other steps.
         depth = self.leaves.bit_length() + 1
         heads, tails = np.empty(3 * depth, np.int64), np.empty(3 * depth, np.int64)
         leaves = 1 << (3 * depth - 1).bit_length()  # `_tree_leaves(3 * depth)`
         keys, tree = np.empty(leaves, np.int64), np.empty(3 * leaves, np.int64)
-        place_in_chunks(len(order), stop, cancel, lambda done: _interval_chunk(
-            order, done, self.size, self.first, self.last, fit, self.leaves, self.cover_base,
-            cover_fill, self.run_base, run_fill, span_lo, span_hi, offset,
-            heads, tails, keys, tree, path_base, path_fill, path_node, CHUNK_PAIRS))
+
+        def chunk(done: int) -> int:
+            nonlocal arrays
+            spans, path_base, path_fill, path_node = arrays
+            done = _interval_chunk(
+                order, done, self.size, self.first, self.last, fit, self.leaves,
+                self.cover_base, cover_fill, self.run_base, run_fill, spans[:, 0], spans[:, 1],
+                offset, heads, tails, keys, tree, path_base, path_fill, path_node, CHUNK_PAIRS)
+            if done < 0:  # first fit's climb was long: on from there with the path cache
+                arrays = self._arrays(True)
+                arrays[0][:len(spans)] = spans
+                done = -1 - done
+            return done
+
+        place_in_chunks(len(order), stop, cancel, chunk)
         return offset
 
 
