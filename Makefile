@@ -30,8 +30,9 @@ test: $(VENV)/.test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile
 
 test-torch: $(VENV)/.torch-deps
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_torch_export.py tests/test_pt2_import.py \
-		tests/test_training_step.py tests/test_run_pt2.py
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile tests/test_torch_export.py \
+		tests/test_pt2_import.py tests/test_pt2_in_place.py tests/test_training_step.py \
+		tests/test_run_pt2.py tests/test_run_in_place.py tests/test_docs_commands.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
