@@ -1,4 +1,4 @@
-"""Waiting for the window's background work in GUI tests."""
+"""Waiting for the window's background work in GUI tests, and showing a panel on its own."""
 
 
 def settled(qtbot, window, timeout: int = 10000) -> None:
@@ -38,3 +38,18 @@ def planned_window(qtbot, monkeypatch, settings_folder, path):
     qtbot.waitUntil(lambda: win.session.plan is not None, timeout=20000)
     settled(qtbot, win)
     return win
+
+
+def shown_view(qtbot, graph, size):
+    """A `DagView` of `graph` in a session of its own, shown at `size` and exposed."""
+    from slabscope.app.state.session import Session
+    from slabscope.app.views.dag.dag_view import DagView
+
+    session = Session()
+    session.set_graph(graph)
+    view = DagView(session)
+    qtbot.addWidget(view)
+    view.resize(size)
+    view.show()
+    qtbot.waitExposed(view)
+    return view

@@ -17,6 +17,7 @@ from slabscope.app.views.dag.dag_memory import BY_KIND, BY_LIVE, BY_WRITTEN
 from slabscope.app.views.dag.dag_prepared import prepared_dag
 from slabscope.app.views.dag.dag_view import EDGE_LABEL_SCALE, READABLE_PIXELS, DagView
 from slabscope.planner.analysis.peak import live_at, live_peak
+from tests import qt_waits
 from tests.examples import DIAMOND, RELU_UNFUSED
 
 
@@ -31,14 +32,7 @@ def chain(length: int, buffers: bool = True, peak_at: int | None = None) -> plan
 
 
 def shown_view(qtbot, graph, size=QSize(800, 600)) -> DagView:
-    session = Session()
-    session.set_graph(graph)
-    view = DagView(session)
-    qtbot.addWidget(view)
-    view.resize(size)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
+    return qt_waits.shown_view(qtbot, graph, size)
 
 
 def visible(view: DagView, name: str) -> bool:

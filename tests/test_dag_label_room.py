@@ -10,10 +10,10 @@ from PySide6.QtCore import QRectF, QSize
 from PySide6.QtGui import QFontInfo, QFontMetricsF
 
 from slabscope import planner
-from slabscope.app.state.session import Session
 from slabscope.app.views.dag.dag_drawing import NODE_HEIGHT
 from slabscope.app.views.dag.dag_prepared import prepared_dag
 from slabscope.app.views.dag.dag_view import BAR_HEIGHT, BAR_INSET, DagView
+from tests import qt_waits
 from tests.examples import DIAMOND, RELU_UNFUSED
 
 PANEL = QSize(678, 403)  # the window's DAG panel at its default size of 1440×900
@@ -75,14 +75,7 @@ def test_no_edge_runs_over_a_box(qapp, make):
 
 
 def shown_view(qtbot, graph, size=PANEL) -> DagView:
-    session = Session()
-    session.set_graph(graph)
-    view = DagView(session)
-    qtbot.addWidget(view)
-    view.resize(size)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
+    return qt_waits.shown_view(qtbot, graph, size)
 
 
 def test_labels_open_at_11_px_or_more_clear_of_the_bar(qtbot):
