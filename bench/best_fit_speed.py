@@ -84,8 +84,8 @@ def main() -> None:
         kernels = {"before": baseline_kernels(args.baseline, folder), "now": dense_kernels}
         for module in kernels.values():
             module.warm_up()
-        print(f"| trace | order | first fit before | now | best fit before | now "
-              f"| best/first before | now |")
+        print("| trace | order | first fit before | now | best fit before | now "
+              "| best/first before | now |")
         print("|---|---|---|---|---|---|---|---|")
         for label, path in traces(args.rows, folder):
             graph = planner.load(path)

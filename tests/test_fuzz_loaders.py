@@ -108,7 +108,7 @@ def test_minimalloc_csv_files(tmp_path, header, rows):
 
 
 def _small_onnx_bytes() -> bytes:
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(

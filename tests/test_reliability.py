@@ -337,8 +337,6 @@ def test_verification_counts_nan_and_inf_as_differences():
 def test_a_nan_output_fails_the_run_and_its_json_stays_valid(monkeypatch):
     # NaN inputs give NaN outputs in the slab and the reference alike: NaN - NaN is NaN, which
     # is never over a tolerance, so such a run used to verify.
-    from slabscope import gpu
-
     graph = _executable(
         [{"name": "up", "op": "upload", "outputs": ["a"]},
          {"name": "r", "op": "relu", "inputs": ["a"], "outputs": ["b"]},

@@ -5,7 +5,6 @@ long names in the middle and names them whole in the tooltip."""
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPointF, Qt
-from PySide6.QtWidgets import QWidget
 
 from slabscope import planner
 from slabscope.app.state.session import Session

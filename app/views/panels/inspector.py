@@ -24,7 +24,6 @@ from slabscope import planner
 from slabscope.app.state.identity_cache import IdentityCache
 from slabscope.app.views.common.buffer_details import describe_buffer
 from slabscope.app.views.common.buffer_emphasis import PointerOutlines
-from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.lazy_combo import LazyNameCombo
 from slabscope.app.views.common.lifetimes import prepare_step_model, step_model
 from slabscope.app.views.common.peak_headline import headline_rows, use_live_peak
