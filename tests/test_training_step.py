@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from torch.distributed._tools.mem_tracker import MemTracker  # noqa: E402
 
+from bench.training_models import Block  # noqa: E402
 from slabscope import planner  # noqa: E402
 from slabscope.planner import torch_trace  # noqa: E402
 from slabscope.planner.analysis.peak import group, live_peak  # noqa: E402
@@ -30,31 +31,11 @@ class MLP(nn.Module):
         return self.layers(x)
 
 
-class Block(nn.Module):
-    """A small pre-norm transformer block built from torch.nn (attention by hand, so its
-    softmax and matmuls are ops of their own)."""
-
-    def __init__(self, width=32, heads=4):
-        super().__init__()
-        self.heads = heads
-        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
-                                 nn.Linear(4 * width, width))
-
-    def forward(self, x):
-        b, t, w = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-        attention = torch.softmax(q @ k.transpose(-1, -2) / (w // self.heads) ** 0.5, dim=-1)
-        x = x + self.proj((attention @ v).transpose(1, 2).reshape(b, t, w))
-        return x + self.mlp(self.norm2(x))
-
-
 class Transformer(nn.Module):
     def __init__(self):
         super().__init__()
         self.embed = nn.Linear(16, 32)
-        self.layers = nn.ModuleList(Block() for _ in range(2))
+        self.layers = nn.ModuleList(Block(width=32) for _ in range(2))
         self.head = nn.Linear(32, 4)
 
     def forward(self, x):
