@@ -13,27 +13,6 @@ import weakref  # noqa: E402
 import pytest  # noqa: E402
 
 
-def pytest_configure(config):
-    """Compile the planner's numba kernels once, in the process that starts the run, before
-    any worker does: in a fresh clone each worker, and each command a test starts, would
-    otherwise compile them at once (a cold cache cost a minute or more per process)."""
-    if hasattr(config, "workerinput"):  # a worker of `pytest -n`: the controller did it
-        return
-    from pathlib import Path
-
-    from slabscope import planner
-    from slabscope.planner.placement.search import warm_up
-    from slabscope.planner.schedule.scheduling import schedule
-
-    warm_up()
-    planner.load(Path(__file__).parent / "data" / "tiny_snapshot.pickle")  # the pre-scan's
-    schedule(planner.graph_from_dict({
-        "nodes": ["a", "b", "c"], "edges": [["a", "b"], ["a", "c"]],
-        "buffers": [{"name": "p", "bytes": 512, "uses": ["a", "b", "c"]},
-                    {"name": "q", "bytes": 256, "uses": ["b"]},
-                    {"name": "r", "bytes": 768, "uses": ["c"]}]}), iterations=10)
-
-
 @pytest.fixture(autouse=True)
 def isolated_qsettings(tmp_path, monkeypatch):
     """Point QSettings at a temporary folder so tests never touch the user's recent files."""
