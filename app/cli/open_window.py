@@ -36,6 +36,10 @@ def run(args) -> int:
     # Read (not plan) the file before any window appears, so a bad one is one line on stderr.
     if path.suffix == SESSION_SUFFIX:
         graph, graph_path, settings = read_session(path)
+        if settings["in_place"]:  # saved with the In place switch on
+            from slabscope.planner.conflicts.in_place import in_place
+
+            settings["in_place"] = in_place(graph)
     else:
         graph, graph_path, settings = planner.load(path), path, {}
     graph.build_objects()  # now, not on the event loop's first walk over the buffers
@@ -55,13 +59,7 @@ def run(args) -> int:
     collector = GarbageCollector(interval=1.0)  # noqa: F841 (kept alive by this frame)
     session = Session()
     window = MainWindow(session)
-    session.compare_path = settings.pop("compare", None)  # a session's comparison, made anew
-    switched = settings.pop("in_place", False)  # saved with the In place switch on
-    session.set_graph(graph, graph_path, **settings)  # plans in the background
-    if switched:
-        from slabscope.planner.conflicts.in_place import in_place
-
-        session.in_place.restore(in_place(graph))
+    session.show_session(graph, graph_path, settings)  # plans in the background
     window.planning.warm_up()  # then the other kernels, before anyone asks for search
     window.opened(path)
     window.show()

@@ -252,12 +252,7 @@ class Session:
                     self._request_plan()  # the load had cancelled the current graph's plan
                 self.sigSessionGraphOutside.emit(path, result.stored, result.graph_path)
                 return
-            graph, graph_path, settings = result
-            self.compare_path = settings.pop("compare")  # a session restores its comparison
-            shared = settings.pop("in_place")
-            self.set_graph(graph, graph_path, **settings)
-            if shared:
-                self.in_place.restore(shared)
+            self.show_session(*result)
             self.sigOpened.emit(path)
 
         return self._load(f"Loading {path.name}", path, work, done)
@@ -311,6 +306,17 @@ class Session:
         self.sigRunChanged.emit(None)
         freeze_large(graph)  # the views have built what they keep of it
         self._request_plan()
+
+    def show_session(self, graph: planner.Graph, graph_path: Path, settings: dict) -> None:
+        """Show a session file's graph with the settings `read_session` read, its `in_place`
+        already the rewrite (`in_place(graph)`, made off the GUI thread) or False: the
+        comparison, the plan settings, then the In place switch."""
+        settings = dict(settings)
+        self.compare_path = settings.pop("compare", None)  # a session restores its comparison
+        shared = settings.pop("in_place", False)
+        self.set_graph(graph, graph_path, **settings)
+        if shared:
+            self.in_place.restore(shared)
 
     def show_graph(self, graph: planner.Graph, order) -> None:
         """Show another form of the open graph with other buffers (its in-place rewrite, or the
