@@ -103,3 +103,28 @@ def test_a_chains_first_view_in_the_window_panel_shows_eight_labels(qtbot, peak_
         assert any(view.shown_graph().nodes[view.peak_index].name in lines for lines in shown)
     else:  # opened on the start, its first row just under the top edge
         assert "n0" in shown[0] and 0 <= min(box.top() for _lines, box in in_view) <= 8
+
+
+def fan(width: int = 9) -> planner.Graph:
+    """One input fanned out to `width` ops of long names, joined by a concat: a row wider than
+    the panel."""
+    branches = [f"branch_{k}_with_a_long_name" for k in range(width)]
+    return planner.graph_from_dict({
+        "nodes": [{"name": "in", "op": "upload"}] + [{"name": b, "op": "Conv"} for b in branches]
+        + [{"name": "cat", "op": "Concat"}],
+        "edges": [["in", b] for b in branches] + [[b, "cat"] for b in branches], "buffers": []})
+
+
+def test_a_wide_rows_first_view_moves_sideways_to_show_the_most_boxes_whole(qtbot):
+    view = shown_view(qtbot, fan())
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert view.sceneRect().width() > shown.width()  # the row is wider than the panel
+
+    def whole() -> set[str]:
+        return {lines[0] for lines, _box in view.labels_in_view() if lines}
+
+    opened = whole()
+    assert "in" in opened  # the start stays in view
+    # Merely centred on the start, the row under it shows fewer boxes whole.
+    view.centerOn(view.node_position("in").x(), shown.center().y())
+    assert len(opened) > len(whole())

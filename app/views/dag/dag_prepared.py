@@ -20,8 +20,8 @@ from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 from slabscope.planner.model.graph import Graph
 from slabscope.planner.model.reachability import topological_order
 
-LABEL_PIXELS = 12             # the name, after the op on a box's one line
-OP_PIXELS = 12                # the op, first: as large as the name
+LABEL_PIXELS = 14             # the name, after the op on a box's one line
+OP_PIXELS = 14                # the op, first: as large as the name
 NODE_PADDING = 10.0
 LINE_GAP = 9.0                # between the op and the name on a box's line
 LETTER_SPACING = 0.8          # pixels between letters: OCR (and a tired eye) splits glyphs apart

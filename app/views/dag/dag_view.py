@@ -32,12 +32,12 @@ from slabscope.app.views.dag.dag_prepared import (LINE_GAP, DrawingPreparer, eli
                                                   op_line, opening_folding, prepared_dag)
 from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 
-TEXT_MIN_SCALE = 0.6          # below this zoom a 12 px label is under 8 px tall: draw plain boxes
+TEXT_MIN_SCALE = 0.6          # below this zoom a 14 px label is under 9 px tall: draw plain boxes
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
 NO_PEN = QPen(Qt.PenStyle.NoPen)  # one pen for every node item (made from the enum per item)
 ZOOM_STEP = 1.25
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
-READABLE_PIXELS = 12          # the text height labels open at (OCR misreads many at 11)
+READABLE_PIXELS = 14          # the text height labels open at (OCR misreads many at 12)
 TOP_ROOM = 6.0                # scene units over the top row of boxes in a graph's first view
 EDGE_LABEL_SCALE = 1.2        # zoomed in this far, edges show their tensor's shape or bytes
 MEMORY_BINS = 8               # steps of the memory colour scale (boxes drawn a colour at a time)
@@ -949,6 +949,7 @@ class DagView(QGraphicsView):
                 self._opened_on_peak = True
                 self.centerOn(self._drawn.x[self.peak_index], self._drawn.y[self.peak_index])
                 self._shift_to_whole_rows()
+                self._shift_to_whole_boxes(self.peak_index)
             else:
                 # The first layer at the top; its first node in the middle unless it all fits.
                 start = min(range(len(self._drawn.y)), key=lambda i: (self._drawn.y[i], i))
@@ -956,6 +957,8 @@ class DagView(QGraphicsView):
                     max(self._drawn.x[start], rect.left() + half_width), rect.right() - half_width)
                 self.centerOn(x, rect.top() + half_height)
                 self._top_on_a_row()
+                if rect.width() > 2 * half_width:
+                    self._shift_to_whole_boxes(start)
         self._user_zoomed = self._fitted = False
         self._zoom_changed()
 
@@ -990,6 +993,29 @@ class DagView(QGraphicsView):
                  for d in shifts.tolist()]
         best = max(range(len(shifts)), key=lambda k: (whole[k], -abs(shifts[k])))
         self.centerOn(shown.center().x(), shown.center().y() + float(shifts[best]))
+
+    def _shift_to_whole_boxes(self, anchor: int) -> None:
+        """Move the view sideways, keeping node `anchor` whole in it and the view inside the
+        drawing, to where it shows the most boxes of its rows whole, the least far from where
+        it is: a box the edge cuts shows no label."""
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        scene = self.sceneRect()
+        x, y = np.asarray(self._drawn.x), np.asarray(self._drawn.y)
+        half = np.asarray(self._widths) / 2 + BRACKET_GAP + BRACKET_WIDTH  # room for brackets
+        near = ((y - NODE_HEIGHT / 2 >= shown.top()) & (y + NODE_HEIGHT / 2 <= shown.bottom())
+                & (x + half >= shown.left() - shown.width())
+                & (x - half <= shown.right() + shown.width()))
+        lefts, rights = x[near] - half[near], x[near] + half[near]
+        shifts = np.concatenate(([0.0], lefts - shown.left(), rights - shown.right()))
+        low = max(x[anchor] + half[anchor] - shown.right(), scene.left() - shown.left())
+        high = min(x[anchor] - half[anchor] - shown.left(), scene.right() - shown.right())
+        shifts = shifts[(shifts >= low) & (shifts <= high)]
+        if not shifts.size:
+            return
+        whole = ((lefts[None, :] >= shown.left() + shifts[:, None])
+                 & (rights[None, :] <= shown.right() + shifts[:, None])).sum(axis=1)
+        best = max(range(len(shifts)), key=lambda k: (whole[k], -abs(shifts[k])))
+        self.centerOn(shown.center().x() + float(shifts[best]), shown.center().y())
 
     def _plan_changed(self, *_) -> None:
         """A plan arrived: a view the user has not moved goes to the live peak."""
