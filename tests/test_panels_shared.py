@@ -65,7 +65,13 @@ def test_import_notes_show_in_a_bar_the_user_can_dismiss(window, qtbot):
     settled(qtbot, window, timeout=60000)
     if not window.session.import_notes:
         pytest.skip("this onnx version infers every dimension of inception_v1")
-    assert window.notes_bar.isVisible() and "Import notes" in window.notes_bar.label.text()
+    bar = window.notes_bar
+    assert bar.isVisible() and "Import notes" in bar.label.text()
+    # One line, so the DAG keeps its rows; Details lists every note.
+    assert bar.height() <= bar.label.fontMetrics().height() + 16 and bar.details.isHidden()
+    bar.details_button.click()
+    assert bar.details.isVisible()
+    assert all(note in bar.details.text() for note in window.session.import_notes)
     window.notes_bar.close_button.click()
     assert window.notes_bar.isHidden()
 

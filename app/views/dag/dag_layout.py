@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 NODE_HEIGHT = 24.0    # a box: one line of text and the memory bar under it
 MIN_ROOM = 10.0       # vertical room between two rows whose edges run straight down
-MAX_ROOM = 40.0       # ... and between rows with the longest sideways bends
+MAX_ROOM = 30.0       # ... and between rows with the longest sideways bends
 BEND_ROOM = 0.15      # room per unit of the widest sideways step between two rows
 NODE_GAP = 24.0       # horizontal gap between neighbours in a layer
 WAYPOINT_WIDTH = 8.0  # the width a long edge takes up where it crosses a layer

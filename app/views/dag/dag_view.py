@@ -996,8 +996,8 @@ class DagView(QGraphicsView):
 
     def _shift_to_whole_boxes(self, anchor: int) -> None:
         """Move the view sideways, keeping node `anchor` whole in it and the view inside the
-        drawing, to where it shows the most boxes of its rows whole, the least far from where
-        it is: a box the edge cuts shows no label."""
+        drawing, to where it shows the most boxes of its rows whole and clear of the overview,
+        the least far from where it is: a box the edge or the overview cuts shows no label."""
         shown = self.mapToScene(self.viewport().rect()).boundingRect()
         scene = self.sceneRect()
         x, y = np.asarray(self._drawn.x), np.asarray(self._drawn.y)
@@ -1006,15 +1006,27 @@ class DagView(QGraphicsView):
                 & (x + half >= shown.left() - shown.width())
                 & (x - half <= shown.right() + shown.width()))
         lefts, rights = x[near] - half[near], x[near] + half[near]
-        shifts = np.concatenate(([0.0], lefts - shown.left(), rights - shown.right()))
+        shifts = [[0.0], lefts - shown.left(), rights - shown.right()]
+        self.minimap.refresh()  # shown or not at this zoom; it stays in its corner as we move
+        overview, beside = QRectF(), np.zeros(len(lefts), dtype=bool)
+        if self.minimap.isVisible():
+            overview = self.mapToScene(
+                self.minimap.geometry().translated(-self.viewport().pos())).boundingRect()
+            ys = y[near]
+            beside = (ys + NODE_HEIGHT / 2 > overview.top()) & (ys - NODE_HEIGHT / 2 < overview.bottom())
+            shifts += [rights[beside] - overview.left(), lefts[beside] - overview.right()]
+        shifts = np.concatenate(shifts)
         low = max(x[anchor] + half[anchor] - shown.right(), scene.left() - shown.left())
         high = min(x[anchor] - half[anchor] - shown.left(), scene.right() - shown.right())
         shifts = shifts[(shifts >= low) & (shifts <= high)]
         if not shifts.size:
             return
-        whole = ((lefts[None, :] >= shown.left() + shifts[:, None])
-                 & (rights[None, :] <= shown.right() + shifts[:, None])).sum(axis=1)
-        best = max(range(len(shifts)), key=lambda k: (whole[k], -abs(shifts[k])))
+        d = shifts[:, None]
+        whole = (lefts >= shown.left() + d) & (rights <= shown.right() + d)
+        if not overview.isEmpty():
+            whole &= ~(beside & (lefts < overview.right() + d) & (rights > overview.left() + d))
+        counts = whole.sum(axis=1)
+        best = max(range(len(shifts)), key=lambda k: (counts[k], -abs(shifts[k])))
         self.centerOn(shown.center().x() + float(shifts[best]), shown.center().y())
 
     def _plan_changed(self, *_) -> None:
