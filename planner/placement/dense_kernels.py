@@ -20,8 +20,9 @@ tree node holds its children's runs, so an insert stops at the first node where 
 covered the span. A cursor climbs from 0, jumping past every run that blocks it: each list is
 searched by galloping from where the cursor left it, and walked while its runs block
 (`_settle`); first fit stops where none does. Best fit must measure every gap that holds the
-request: from first fit's gap up it merges the lists by start through a tournament tree of their
-heads, walking a list on while its runs lie closer together than the request (`_best_fit`).
+request: from first fit's gap up it merges the lists by start, the longest read directly and the
+others through a tournament tree of their heads, walking a list on while its runs lie closer
+together than the request (`_best_fit`).
 Most of its lists are the lifetime tree's nodes on the request's path, so best fit keeps their
 union, level by level, for the last path it merged (`_path_union`): a request near it rebuilds
 only the levels below where the paths part, and reads the union as one list. First fit keeps
@@ -410,20 +411,36 @@ def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
     and three times as many entries.
 
     First fit's climb (`_settle`) reaches the lowest gap that holds the request; from there
-    the lists are merged by start through a tournament tree of their heads. The lowest head
-    either lies wholly below the cursor (its list gallops to its first span ending above it)
-    or closes a gap (measured when it holds the request) or blocks the cursor; the cursor then
-    moves to its end, and on along the same list while that list's next span starts too close
-    above the cursor for the request to fit between: a gap narrower than the request is no
-    candidate, whatever the other lists hold there. A gap of exactly the request's size ends
-    the search: none is smaller, and this one is the lowest of its size."""
+    the lists are merged by start. The list with the most spans left (the path cache, where
+    there is one) is read directly; the others through a tournament tree of their heads.
+    The lowest head either lies wholly below the cursor (its list gallops to its first span
+    ending above it) or closes a gap (measured when it holds the request) or blocks the
+    cursor; the cursor then moves to its end, and on along the same list while that list's
+    next span starts too close above the cursor for the request to fit between: a gap
+    narrower than the request is no candidate, whatever the other lists hold there. A gap of
+    exactly the request's size ends the search: none is smaller, and this one is the lowest
+    of its size."""
     window = _window(need)
     cursor, read = _settle(0, window, lists, heads, tails, span_lo, span_hi)
-    leaves = _tree_leaves(lists)
+    best = -1
+    best_gap = 0
+    if lists == 0:
+        return cursor, read
+    # The longest list goes last, out of the tournament over the others.
+    main = 0
+    for q in range(1, lists):
+        if tails[q] - heads[q] > tails[main] - heads[main]:
+            main = q
+    others = lists - 1
+    heads[main], heads[others] = heads[others], heads[main]
+    tails[main], tails[others] = tails[others], tails[main]
+    p = heads[others]
+    p_end = tails[others]
+    leaves = _tree_leaves(others)
     losers = tree[:leaves]  # losers[v]: the list that lost the match at node v (v >= 1)
     winners = tree[leaves:]  # winners[v]: the list that won it (leaves at leaves + q)
     for q in range(leaves):
-        keys[q] = span_lo[heads[q]] if q < lists and heads[q] < tails[q] else _NONE
+        keys[q] = span_lo[heads[q]] if q < others and heads[q] < tails[q] else _NONE
         winners[leaves + q] = q
     for v in range(leaves - 1, 0, -1):
         a = winners[2 * v]
@@ -433,9 +450,30 @@ def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
         else:
             winners[v], losers[v] = a, b
     top = winners[1] if leaves > 1 else 0
-    best = -1
-    best_gap = 0
-    while keys[top] != _NONE:
+    while True:
+        # The main list's spans up to the lowest other head, and on while they lie closer
+        # together than the request.
+        below = keys[top]
+        while p < p_end:
+            lo = span_lo[p]
+            if lo > below and lo - cursor >= window:
+                break
+            if span_hi[p] <= cursor:
+                p = _first_above(span_hi, p, p_end, cursor)
+                read += 1
+                continue
+            gap = lo - cursor
+            if gap >= window:
+                if best < 0 or gap < best_gap:
+                    best = cursor
+                    best_gap = gap
+                    if gap == need:
+                        return best, read
+            cursor = span_hi[p]
+            p += 1
+            read += 1
+        if below == _NONE:
+            break
         q = top
         h = heads[q]
         end = tails[q]
