@@ -276,17 +276,18 @@ def test_the_command_points_numba_at_a_temporary_folder_when_nothing_is_writable
     assert Path(os.environ["NUMBA_CACHE_DIR"]).parent == Path(tempfile.gettempdir())
 
 
+# A small kernel: what is checked is where numba may cache, the same for every kernel (planning
+# a graph compiled the dense kernels too, about 20 s of CPU per process in a cold tree).
+KERNEL = ("from slabscope.planner.schedule.schedule_moves import _score; "
+          "print(_score(np.array([1, 3, 3, 2])), sum(_score.stats.cache_hits.values()), "
+          "_score.stats.cache_path); ")
 # A library user's process: the planner compiles its kernels and leaves the environment alone.
 LIBRARY_CALL = ("import os, numpy as np; before = dict(os.environ); from slabscope import planner; "
-                "from slabscope.planner.placement.packing import _interval_lists; "
-                "print(planner.__file__); "
-                "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0]); "
+                "print(planner.__file__); " + KERNEL +
                 "print('environment unchanged' if dict(os.environ) == before else 'changed')")
-# The command's process: `slabscope plan`, then the same kernel, cached in a temporary folder.
+# The command's process: `slabscope generate`, then the kernel, cached in a temporary folder.
 COMMAND_CALL = ("import sys, numpy as np; from slabscope.app.cli import main; "
-                "main(['plan', sys.argv[1]]); "
-                "from slabscope.planner.placement.packing import _interval_lists; "
-                "print(_interval_lists(np.zeros(3, np.int64), np.ones(3, np.int64))[0])")
+                "assert main(['generate', 'mlp', '-o', sys.argv[1]]) == 0; " + KERNEL)
 
 
 def test_kernels_compile_with_an_unwritable_tree_and_home(tmp_path):
@@ -324,13 +325,18 @@ def test_kernels_compile_with_an_unwritable_tree_and_home(tmp_path):
         if as_root and library.returncode != 0 and "Traceback" not in library.stderr:
             pytest.skip(f"no mount namespace here: {library.stderr.strip()[:80]}")
         assert library.returncode == 0, library.stderr
-        assert str(tree) in library.stdout and "[0 2 4 6]" in library.stdout
+        assert str(tree) in library.stdout and "(3, 2, 9) 0 None" in library.stdout
         assert "environment unchanged" in library.stdout
         assert not any(scratch.glob("slabscope-numba-*"))
-        command = python("-c", COMMAND_CALL, str(RELU_UNFUSED))
+        command = python("-c", COMMAND_CALL, str(scratch / "mlp.json"))
+        again = python("-c", COMMAND_CALL, str(scratch / "mlp.json"))
     finally:
         for folder in read_only:
             folder.chmod(0o755)
     assert command.returncode == 0, command.stderr
-    assert "[0 2 4 6]" in command.stdout and "slab bytes" in command.stdout
-    assert any(scratch.glob("slabscope-numba-*"))
+    assert "(3, 2, 9) 0" in command.stdout and (scratch / "mlp.json").is_file()
+    cache = next(scratch.glob("slabscope-numba-*"))
+    assert str(cache) in command.stdout and any(cache.rglob("schedule_moves._score-*.nbi"))
+    # The next command loads the kernel from that folder instead of compiling it again.
+    assert again.returncode == 0, again.stderr
+    assert "(3, 2, 9) 1" in again.stdout

@@ -44,7 +44,7 @@ def test_lowest_gap_is_the_lowest_clear_offset(spans, size, floor):
     assert gap(spans, size, dense_kernels.FIRST_FIT, floor) == plain_lowest(spans, size, floor)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(spans=st.one_of(spans_lists, clustered), size=st.integers(1, 2**22))
 def test_best_fit_gap_matches_the_traced_placers_choice(spans, size):
     assert gap(spans, size, dense_kernels.BEST_FIT) == _choose(sorted(spans), size, "best")[0]
@@ -275,7 +275,7 @@ def plain_runs(spans):
     return runs
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(spans=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 12))
                       .map(lambda t: (t[0], t[0] + t[1])), max_size=60))
 def test_a_nodes_runs_are_the_union_of_its_spans(spans):
@@ -292,7 +292,7 @@ node_lists = st.lists(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 30)
                                .map(lambda t: (t[0], t[0] + t[1])), max_size=25), max_size=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(lists=node_lists, need=st.integers(0, 40))
 def test_first_and_best_fit_over_run_lists_are_the_lowest_gap(lists, need):
     # Several nodes' runs at once, as a request reads them: the same offsets as the lowest-gap

@@ -6,11 +6,12 @@ the repository (so a command on a user's own file, or a synopsis with FILE in it
 and when it needs no window (`plan`, `export`, `run`, `generate`, `allocator`, `explain`,
 `diff`).
 
-Each runs through this interpreter (`sys.executable -m slabscope`) in an empty folder of its
+Each runs through the command line's `main(argv)`, in this process, in an empty folder of its
 own: the repository files it names are made absolute, and anything it writes (`--png peak.png`)
 lands in that folder, never in the checkout. Output paths are never rewritten, so a command that
 would write into the repository fails here. The exit status must be 0, or the one the line states
-in a trailing comment (`# exit status 1`). The commands run side by side, one per core.
+in a trailing comment (`# exit status 1`). One command also runs through the installed `slabscope`
+console script, as a separate process, as a reader would type it.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from slabscope.app.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -134,19 +137,12 @@ def doc_commands(pages=PAGES) -> list[DocCommand]:
 COMMANDS = doc_commands()
 
 
-def _run(command: DocCommand, folder: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "slabscope", *command.args], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
-    """Every command's folder and result, run side by side."""
-    folders = {c.id: tmp_path_factory.mktemp("doc-command") for c in COMMANDS}
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        futures = {c.id: pool.submit(_run, c, folders[c.id]) for c in COMMANDS if not c.missing}
-        return {key: (folders[key], future.result()) for key, future in futures.items()}
+def _console_script() -> Path:
+    """The `slabscope` command pip installed beside this interpreter (or on the PATH)."""
+    beside = Path(sys.executable).with_name("slabscope")
+    found = beside if beside.is_file() else shutil.which("slabscope")
+    assert found, "the slabscope console script is not installed (pip install -e .)"
+    return Path(found)
 
 
 def test_the_pages_show_commands_that_run_here():
@@ -156,18 +152,40 @@ def test_the_pages_show_commands_that_run_here():
     assert {c.args[0] for c in readme} >= {"plan", "export", "allocator"}
 
 
+def _exit_status(argv: list[str]) -> int:
+    """`main(argv)`'s exit status, counting an argument error's `SystemExit` as the shell would."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
-def test_doc_command_runs_as_written(command, results):
+def test_doc_command_runs_as_written(command, tmp_path, monkeypatch, capsys):
     if command.missing:
         pytest.skip(f"needs {command.missing}, not installed here")
-    folder, result = results[command.id]
-    assert result.returncode == command.status, (
-        f"{command.id}: `{command.text}` exited {result.returncode}, not {command.status}\n"
-        f"{result.stderr[-2000:]}")
-    for option in ("--png", "--svg", "--csv", "-o", "--output"):
+    # A new process costs about 2 s importing numba and scipy; the command line needs no
+    # process of its own (the console script is run once below).
+    monkeypatch.chdir(tmp_path)
+    status = _exit_status(list(command.args))
+    assert status == command.status, (
+        f"{command.id}: `{command.text}` exited {status}, not {command.status}\n"
+        f"{capsys.readouterr().err[-2000:]}")
+    for option in OUTPUT_OPTIONS:
         if option in command.args:
             written = command.args[command.args.index(option) + 1]
-            assert (folder / written).is_file(), f"{command.id}: {written} was not written"
+            assert (tmp_path / written).is_file(), f"{command.id}: {written} was not written"
+
+
+def test_a_doc_command_runs_through_the_installed_console_script(tmp_path):
+    command = next(c for c in COMMANDS if c.page == "README.md" and c.args[0] == "export"
+                   and not c.missing)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([str(_console_script()), *command.args], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    assert result.returncode == command.status, result.stderr[-2000:]
+    written = command.args[command.args.index("--png") + 1]
+    assert (tmp_path / written).is_file()
 
 
 def test_shell_blocks_are_read_as_a_reader_would(tmp_path):
