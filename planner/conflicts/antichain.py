@@ -18,6 +18,7 @@ from ..support.cancel import NEVER, CancelToken
 
 # scipy's maximum flow works in 32-bit capacities; totals past this go to the exact fallback.
 _INT32_FLOW = 2**31 - 1
+SOURCE, SINK = 0, 1  # the flow network's first two vertices
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,10 @@ def heaviest_antichain(network: ChainNetwork, cancel: CancelToken = NEVER) -> li
         return []
     divisor = math.gcd(*network.weights) or 1
     units = [w // divisor for w in network.weights]
-    source, sink, out, into, relay = 0, 1, 2, 2 + n, 2 + 2 * n
+    out, into, relay = 2, 2 + n, 2 + 2 * n  # vertices after the source and the sink
     elements = np.arange(n, dtype=np.int64)
-    weighted = (np.concatenate([np.zeros(n, np.int64), into + elements]),
-                np.concatenate([out + elements, np.ones(n, np.int64)]))
+    weighted = (np.concatenate([np.full(n, SOURCE, np.int64), into + elements]),
+                np.concatenate([out + elements, np.full(n, SINK, np.int64)]))
     unbounded = _unique_pairs([
         (into + elements, out + elements),
         (relay + network.relay_arcs[0], relay + network.relay_arcs[1]),
@@ -128,7 +129,7 @@ def _source_side_scipy(vertices: int, weighted, units, unbounded, total: int) ->
     capacity = np.concatenate([np.asarray(units + units, np.int32),
                                np.full(len(unbounded[0]), total + 1, np.int32)])
     graph = csr_array((capacity, (src, dst)), shape=(vertices, vertices))
-    flow = maximum_flow(graph, 0, 1, method="dinic").flow
+    flow = maximum_flow(graph, SOURCE, SINK, method="dinic").flow
     residual = (graph - flow).tocsr()
     residual.data = (residual.data > 0).astype(np.int8)
     residual.eliminate_zeros()
@@ -147,7 +148,7 @@ def _source_side_networkx(vertices: int, weighted, units, unbounded) -> np.ndarr
         network.add_edge(s, d, capacity=c)
     # Arcs without a capacity are unbounded in networkx.
     network.add_edges_from(zip(unbounded[0].tolist(), unbounded[1].tolist()))
-    _, (reached, _) = nx.minimum_cut(network, 0, 1)
+    _, (reached, _) = nx.minimum_cut(network, SOURCE, SINK)
     side = np.zeros(vertices, dtype=bool)
     side[list(reached)] = True
     return side
