@@ -11,7 +11,7 @@ from PySide6.QtGui import QFontInfo, QFontMetricsF
 
 from slabscope import planner
 from slabscope.app.views.dag.dag_drawing import NODE_HEIGHT
-from slabscope.app.views.dag.dag_prepared import prepared_dag
+from slabscope.app.views.dag.dag_prepared import box_name, op_line, prepared_dag
 from slabscope.app.views.dag.dag_view import BAR_HEIGHT, BAR_INSET, DagView
 from tests import qt_waits
 from tests.examples import DIAMOND, RELU_UNFUSED
@@ -128,3 +128,17 @@ def test_a_wide_rows_first_view_moves_sideways_to_show_the_most_boxes_whole(qtbo
     # Merely centred on the start, the row under it shows fewer boxes whole.
     view.centerOn(view.node_position("in").x(), shown.center().y())
     assert len(opened) > len(whole())
+
+
+def test_a_scope_path_name_shows_its_last_part_and_the_tooltip_the_whole_path(qtbot):
+    assert (box_name("/layer1/layer1.0/conv1/Conv"), op_line("/layer1/layer1.0/conv1/Conv", "Conv")) \
+        == ("Conv", "")
+    assert (box_name("/layers.0/attn/Slice_1"), op_line("/layers.0/attn/Slice_1", "Slice")) \
+        == ("Slice_1", "Slice")
+    assert box_name("relu_2") == "relu_2" and box_name("/") == "/"
+    graph = planner.graph_from_dict({
+        "nodes": [{"name": "/stem/conv/Conv", "op": "Conv"}, {"name": "/stem/act/Relu", "op": "Relu"}],
+        "edges": [["/stem/conv/Conv", "/stem/act/Relu"]], "buffers": []})
+    view = shown_view(qtbot, graph)
+    assert sorted(lines for lines, _box in view.labels_in_view()) == [("Conv",), ("Relu",)]
+    assert "/stem/act/Relu" in view.tooltip(1)

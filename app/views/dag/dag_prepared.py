@@ -64,9 +64,17 @@ def label_fonts() -> tuple[QFont, QFont]:
     return label, op
 
 
+def box_name(name: str) -> str:
+    """What a box shows of node `name`: the last part of a scope path (ONNX exporters name
+    nodes `/layer1/layer1.0/conv1/Conv`; the groups and the tooltip show the scopes, and the
+    whole path made boxes too wide for a row to fit in view), elided."""
+    return elide(name.rsplit("/", 1)[-1] or name)
+
+
 def op_line(name: str, op: str | None) -> str:
-    """The op a box shows before its name: none when the name already says it."""
-    return elide(op) if op and op != name else ""
+    """The op a box shows before its name: none when the name, as the box shows it, already
+    says it."""
+    return elide(op) if op and op != name.rsplit("/", 1)[-1] else ""
 
 
 def elide(text: str) -> str:
@@ -89,7 +97,7 @@ def prepare_dag(graph: Graph) -> PreparedDag | None:
     widths = []
     for n in graph.nodes:
         op_text = op_line(n.name, n.op)
-        line = name_metrics.horizontalAdvance(elide(n.name)) + (
+        line = name_metrics.horizontalAdvance(box_name(n.name)) + (
             op_metrics.horizontalAdvance(op_text) + LINE_GAP if op_text else 0.0)
         widths.append(max(MIN_NODE_WIDTH, math.ceil(line) + 2 * NODE_PADDING))
     widths = tuple(widths)

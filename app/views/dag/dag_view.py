@@ -28,7 +28,7 @@ from slabscope.app.views.dag.dag_memory import (BY_KIND, BY_LIVE, COLOURING_NAME
                                                 NodeMemory,
                                                 live_at_node)
 from slabscope.app.views.dag.dag_minimap import DagMinimap
-from slabscope.app.views.dag.dag_prepared import (LINE_GAP, DrawingPreparer, elide, label_fonts,
+from slabscope.app.views.dag.dag_prepared import (LINE_GAP, DrawingPreparer, box_name, label_fonts,
                                                   op_line, opening_folding, prepared_dag)
 from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 
@@ -75,7 +75,7 @@ class NodeItem(QGraphicsRectItem):
         self.setPen(NO_PEN)
         self.view, self.index, self.name = view, index, name
         self.box = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
-        self.label = elide(name)
+        self.label = box_name(name)
         self.label_room = 0.0  # scene width an exported label may take, centred on the box
         self.op_label = op_line(name, op)  # before the name, unless the name says it
         self.setAcceptHoverEvents(True)
