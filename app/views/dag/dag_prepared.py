@@ -64,17 +64,22 @@ def label_fonts() -> tuple[QFont, QFont]:
     return label, op
 
 
+def _last_part(name: str) -> str:
+    """The last part of a scope path (ONNX exporters name nodes `/layer1/layer1.0/conv1/Conv`;
+    the groups and the tooltip show the scopes, and the whole path made boxes too wide for a
+    row to fit in view); a name without one whole."""
+    return name.rsplit("/", 1)[-1] or name
+
+
 def box_name(name: str) -> str:
-    """What a box shows of node `name`: the last part of a scope path (ONNX exporters name
-    nodes `/layer1/layer1.0/conv1/Conv`; the groups and the tooltip show the scopes, and the
-    whole path made boxes too wide for a row to fit in view), elided."""
-    return elide(name.rsplit("/", 1)[-1] or name)
+    """What a box shows of node `name`: its last part (`_last_part`), elided."""
+    return elide(_last_part(name))
 
 
 def op_line(name: str, op: str | None) -> str:
     """The op a box shows before its name: none when the name, as the box shows it, already
     says it."""
-    return elide(op) if op and op != name.rsplit("/", 1)[-1] else ""
+    return elide(op) if op and op != _last_part(name) else ""
 
 
 def elide(text: str) -> str:

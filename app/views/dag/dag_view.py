@@ -462,8 +462,7 @@ class DagView(QGraphicsView):
         text drawn in it (none when the zoom leaves boxes too small for text) and its box in
         viewport pixels."""
         shown = QRectF(self.viewport().rect())
-        overview = QRectF(self.minimap.geometry().translated(-self.viewport().pos())) \
-            if self.minimap.isVisible() else QRectF()
+        overview = self._overview_rect()
         scale = self.transform().m11()
         found = []
         for item in self._items:
@@ -471,6 +470,12 @@ class DagView(QGraphicsView):
             if shown.contains(box) and not overview.intersects(box):
                 found.append((item.drawn_lines(scale), box))
         return found
+
+    def _overview_rect(self) -> QRectF:
+        """The overview's box in viewport pixels (empty while it is hidden)."""
+        if not self.minimap.isVisible():
+            return QRectF()
+        return QRectF(self.minimap.geometry().translated(-self.viewport().pos()))
 
     def node_position(self, name: str) -> QPointF:
         """The scene position of node `name`'s centre (of its group's, when that is folded)."""
@@ -1008,10 +1013,9 @@ class DagView(QGraphicsView):
         lefts, rights = x[near] - half[near], x[near] + half[near]
         shifts = [[0.0], lefts - shown.left(), rights - shown.right()]
         self.minimap.refresh()  # shown or not at this zoom; it stays in its corner as we move
-        overview, beside = QRectF(), np.zeros(len(lefts), dtype=bool)
-        if self.minimap.isVisible():
-            overview = self.mapToScene(
-                self.minimap.geometry().translated(-self.viewport().pos())).boundingRect()
+        overview, beside = self._overview_rect(), np.zeros(len(lefts), dtype=bool)
+        if not overview.isEmpty():
+            overview = self.mapToScene(overview.toRect()).boundingRect()
             ys = y[near]
             beside = (ys + NODE_HEIGHT / 2 > overview.top()) & (ys - NODE_HEIGHT / 2 < overview.bottom())
             shifts += [rights[beside] - overview.left(), lefts[beside] - overview.right()]
