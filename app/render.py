@@ -77,9 +77,13 @@ def export_view(session, view: str, path=None, scale: float = 1.0, size: QSize |
             widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
             size = size or DEFAULT_SIZES[view]
             title = export_title(session)
-            widget.resize(size.width(), max(1, size.height() - title_height(widget)))
+            asked = QSize(size.width(), max(1, size.height() - title_height(widget)))
+            widget.resize(asked)
             widget.show()
-            _settle(widget)
+            # Again once shown: a window lays its docks out on its first show, and before that
+            # its minimum height is larger than it is then.
+            widget.resize(asked)
+            settle(widget)
             written = render_svg(widget, svg, title) if svg is not None else None
             return render_png(widget, path, scale, title) if path is not None else written
         finally:
@@ -97,11 +101,17 @@ def collect_qt_garbage() -> None:
     gc.collect()
 
 
-def _settle(widget: QWidget) -> None:
+def settle(widget: QWidget) -> None:
     """Let layouts, resizes and any running layout tween finish so the picture is final."""
     app = QCoreApplication.instance()
     for _ in range(3):
         app.processEvents()
+    # A window measures its levers (and other answers) in the background: the picture shows
+    # them measured, as the window does once they are (a command's --timeout bounds the wait).
+    executor = getattr(widget, "executor", None)
+    while executor is not None and executor.running:
+        app.processEvents()
+        time.sleep(0.005)
     # Item views lay out long lists in batches on later timer ticks; a picture must not catch
     # one before its first rows are laid out, which draws no rows at all.
     deadline = time.monotonic() + LAYOUT_WAIT_S

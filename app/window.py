@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 
-from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtCore import QCoreApplication, QSettings, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QMainWindow,
                                QMessageBox, QVBoxLayout, QWidget)
 
@@ -63,6 +63,10 @@ GEOMETRY_KEY = "window/geometry"
 LAYOUT_KEY = "window/layout"
 EXPORT_SCALES = (1.0, 2.0, 3.0)
 DEFAULT_EXPORT_SCALE = 2.0  # sharp on HiDPI screens and in slides
+DEFAULT_SIZE = QSize(1440, 900)  # the first window's size, where the screen has room
+# Tall enough for a lifetime map of 250 pixels or more under its header lines; the rest of the
+# height goes to the DAG and the Peak panel above.
+SLAB_DOCK_HEIGHT = 400
 BUSY_TICK_MS = 200  # how often the status bar's "running for ..." count moves
 
 
@@ -82,7 +86,8 @@ class MainWindow(QMainWindow):
         self.last_error: str | None = None
         self.error_box: QMessageBox | None = None
         self.outside_box: QMessageBox | None = None  # asks about a session's outside graph
-        self.resize(1440, 900)
+        self._geometry_restored = False  # see _restore_layout and showEvent
+        self.resize(DEFAULT_SIZE)
         self.tooltips = WindowTooltips(self)  # long buffer descriptions stay inside the window
         self.setWindowIcon(application_icon())
         self.setAcceptDrops(True)
@@ -517,15 +522,27 @@ class MainWindow(QMainWindow):
             self._peak_tabbed = True
             self.tabifyDockWidget(self.docks["inspector"], self.docks["peak"])
             self.docks["peak"].raise_()
+            if not self._geometry_restored:
+                # Shown untabified, the docks stacked made the window at least 892 pixels
+                # tall, taller than a laptop's screen; tabbed, it may be smaller again.
+                self.resize(self._first_size())
             self._size_docks()  # tabifying lays the docks out anew
+
+    def _first_size(self) -> QSize:
+        """`DEFAULT_SIZE`, within the screen's room for windows (an offscreen platform's
+        screen is a nominal 800 x 600 that nothing is shown on)."""
+        screen = self.screen()
+        if screen is None or QGuiApplication.platformName() == "offscreen":
+            return DEFAULT_SIZE
+        return DEFAULT_SIZE.boundedTo(screen.availableSize())
 
     def _size_docks(self) -> None:
         """The docks' default sizes."""
         self.resizeDocks([self.docks["requests"], self.docks["inspector"]], [230, 520],
                          Qt.Orientation.Horizontal)
-        # Tall enough for a lifetime map of 250 pixels or more under its header lines.
-        self.resizeDocks([self.docks["slab"]], [520], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["inspector"], self.docks["node"]], [440, 160],
+        self.resizeDocks([self.docks["slab"]], [SLAB_DOCK_HEIGHT], Qt.Orientation.Vertical)
+        # The Peak panel (tabbed with the inspector) takes the height; the node panel a few lines.
+        self.resizeDocks([self.docks["inspector"], self.docks["node"]], [600, 70],
                          Qt.Orientation.Vertical)
 
     def closeEvent(self, event) -> None:
@@ -543,7 +560,7 @@ class MainWindow(QMainWindow):
         """Put the window and its docks back as the user left them last time."""
         geometry = self.settings.value(GEOMETRY_KEY)
         if geometry is not None:
-            self.restoreGeometry(geometry)
+            self._geometry_restored = self.restoreGeometry(geometry)
         layout = self.settings.value(LAYOUT_KEY)
         if layout is not None:
             self.restoreState(layout)

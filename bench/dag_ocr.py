@@ -193,7 +193,7 @@ def export_picture(path: Path, out: Path, size) -> list:
     from PySide6.QtCore import Qt
 
     from slabscope import planner
-    from slabscope.app.render import _settle, build_view, collect_qt_garbage
+    from slabscope.app.render import build_view, collect_qt_garbage, settle
     from slabscope.app.state.session import Session
     from slabscope.app.views.export.export_title import export_title
     from slabscope.app.views.export.png_export import export_mode, render_image, title_height
@@ -206,7 +206,7 @@ def export_picture(path: Path, out: Path, size) -> list:
     top = title_height(widget)
     widget.resize(size.width(), max(1, size.height() - top))
     widget.show()
-    _settle(widget)
+    settle(widget)
     with export_mode(widget):
         render_image(widget, 1.0, title).save(str(out))
         view = widget.dag_view

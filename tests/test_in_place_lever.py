@@ -69,5 +69,6 @@ def test_the_peak_panel_shows_the_lever_and_what_to_change(qtbot):
     rows = {panel.levers.topLevelItem(i).text(0): panel.levers.topLevelItem(i)
             for i in range(panel.levers.topLevelItemCount())}
     assert rows["in place"].text(4).startswith("inplace=True on these ops (relu)")
-    assert panel.levers.itemWidget(rows["in place"], 3).text() == "Plan in place"
+    button = panel.levers.apply_button(rows["in place"])
+    assert button.text() == "Apply" and button.toolTip() == "Plan in place"
 

@@ -3,11 +3,14 @@ measured by `planner.explain`, and a row that reveals its buffer in every panel.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QSize, Qt
+from PySide6.QtGui import QImage
 
 from slabscope import planner
 from slabscope.app.state.session import Session
-from slabscope.app.views.panels.peak_panel import NAME_ROLE, PeakPanel
+from slabscope.app.views.panels.peak_panel import COLUMNS, LEVER_TEXT, NAME_ROLE, PeakPanel
 from slabscope.planner.analysis.peak import live_peak
 from tests.examples import DIAMOND, RELU_UNFUSED
 from tests.qt_waits import settled
@@ -60,7 +63,7 @@ def test_levers_are_the_measured_ones_with_a_button_that_applies_a_saving(qtbot)
     shown = [panel.levers.topLevelItem(i).text(0) for i in range(panel.levers.topLevelItemCount())]
     assert shown == [lever.lever for lever in found.levers]
     for i, lever in enumerate(found.levers):
-        button = panel.levers.itemWidget(panel.levers.topLevelItem(i), 3)
+        button = panel.levers.apply_button(panel.levers.topLevelItem(i))
         assert (button is not None) == (lever.saving_bytes > 0)
         if button is not None:
             button.click()
@@ -123,3 +126,55 @@ def test_a_row_chosen_in_the_request_list_or_inspector_is_revealed_everywhere(wi
                if table.model().index(r, 0).data() == "y")
     table.selectRow(row)
     assert revealed[-1] == "y" and window.session.selection == ("y",)
+
+
+STEP = Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json"
+
+
+def test_what_to_change_reads_whole_where_a_lever_saves(qtbot):
+    session, panel = _panel(qtbot, STEP, {"order": lambda: None, "in place": lambda: None,
+                                          "packing": lambda: None})
+    panel.resize(520, 700)  # the dock's default width
+    panel.show()
+    qtbot.waitExposed(panel)
+    levers = panel.levers
+    # The table is as tall as its rows once they are laid out: none is out of view.
+    qtbot.waitUntil(lambda: levers.verticalScrollBar().maximum() == 0
+                    and levers.height() == levers.sizeHint().height())
+    line = levers.fontMetrics().lineSpacing()
+    column = levers.header().sectionSize(COLUMNS - 1)
+    saving = 0
+    for i, lever in enumerate(panel.explanation.levers):
+        item = levers.topLevelItem(i)
+        height = levers.visualItemRect(item).height()
+        wide = levers.fontMetrics().horizontalAdvance(lever.change) > column
+        if lever.saving_bytes > 0:
+            saving += 1
+            # Wider than its column, the text wraps onto as many lines as it needs.
+            assert not wide or height >= 2 * line
+            button = levers.apply_button(item)
+            assert button.text() == "Apply" and button.toolTip() == LEVER_TEXT[lever.lever]
+        else:
+            assert height < 2 * line  # one line, cut at the end; the tooltip is whole
+        assert lever.change in item.toolTip(COLUMNS - 1) and lever.how in item.toolTip(0)
+    assert saving >= 2
+
+
+def test_an_exported_window_shows_the_levers_measured_at_the_size_asked(qapp, tmp_path):
+    from slabscope.app.render import build_view, export_view, settle
+
+    session = Session()
+    session.set_graph(planner.load(STEP), STEP)
+    out = export_view(session, "window", tmp_path / "w.png", 1.0, QSize(1366, 768))
+    assert QImage(str(out)).size() == QSize(1366, 768)  # a laptop's screen, not 892 px tall
+    window = build_view(session, "window", QSettings(str(tmp_path / "s.ini"),
+                                                     QSettings.Format.IniFormat))
+    try:
+        window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+        window.show()
+        settle(window)
+        levers = window.peak_panel.levers
+        assert window.peak_panel.explanation is not None
+        assert levers.topLevelItem(0).text(0) != "measuring…"
+    finally:
+        window.close()

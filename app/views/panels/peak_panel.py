@@ -8,11 +8,15 @@ the lifetime map scroll to it and the DAG centres the node that first uses it.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QTextLayout, QTextOption
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
-                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QSizePolicy, QStyle, QStyledItemDelegate,
+                               QStyleOptionViewItem, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget)
 
 from slabscope import planner
 from slabscope.app.state.tasks import ImmediateExecutor, Task
@@ -24,8 +28,104 @@ BUFFERS = "buffer"  # the ungrouped, ranked list
 ROWS_SHOWN = 500    # rows of the ranked list (Y_1's peak has 4,971; the rest are summed)
 LEVER_BUDGET = 1.0  # seconds each searching lever may spend in the window
 NAME_ROLE = Qt.ItemDataRole.UserRole
+WRAP_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVER_TEXT = {"order": "Apply the best order", "packing": "Plan with search",
               "allocator": "Show expandable segments", "in place": "Plan in place"}
+COLUMNS = 5  # lever, saves, after, its button, what to change (how it was measured: tooltips)
+BUTTON_COLUMN = 3
+LEVER_ROWS_HEIGHT = 220  # pixels the levers take at most before they scroll
+
+
+class WrappedText(QStyledItemDelegate):
+    """A column whose text wraps at the column's width in the rows marked `WRAP_ROLE` (one
+    line, cut at the end, in the others): a tree view asks its cells' heights without saying
+    that width, so this works it out as the style draws it, breaking a word only where it
+    is longer than a line."""
+
+    def initStyleOption(self, option, index) -> None:
+        super().initStyleOption(option, index)
+        if not index.data(WRAP_ROLE):
+            option.features &= ~QStyleOptionViewItem.ViewItemFeature.WrapText
+
+    def sizeHint(self, option, index) -> QSize:
+        size = super().sizeHint(option, index)
+        if not index.data(WRAP_ROLE):
+            return size
+        view = self.parent()
+        margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
+        width = max(view.header().sectionSize(index.column()) - 2 * margin, 1)
+        wrap = QTextOption()
+        wrap.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        text = QTextLayout(str(index.data() or ""), option.font)
+        text.setTextOption(wrap)
+        text.beginLayout()
+        height = 0.0
+        line = text.createLine()
+        while line.isValid():
+            line.setLineWidth(width)
+            height += line.height()
+            line = text.createLine()
+        text.endLayout()
+        return QSize(size.width(), max(size.height(), math.ceil(height) + 4))
+
+
+class LeverTable(QTreeWidget):
+    """The levers, one row each, asking for the height of their rows: what to change wraps in
+    the column left over, so it reads whole at the dock's width; a lever that saves bytes has
+    an Apply button."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setRootIsDecorated(False)
+        self.setWordWrap(True)
+        self.setHeaderLabels(["lever", "saves", "after", "", "what to change"])
+        header = self.header()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COLUMNS - 1, QHeaderView.ResizeMode.Stretch)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.setItemDelegateForColumn(COLUMNS - 1, WrappedText(self))
+        # A wrapped row's height follows its column's width.
+        header.sectionResized.connect(self.fit_rows)
+
+    def add_button(self, item: QTreeWidgetItem, text: str, apply: Callable[[], None]) -> None:
+        """An Apply button in `item`'s row, kept to one line's height, that calls `apply`;
+        `text` says what it does."""
+        button = QPushButton("Apply")
+        button.setToolTip(text)
+        button.setAccessibleName(text)
+        button.clicked.connect(lambda checked=False: apply())
+        holder = QWidget()
+        line = QHBoxLayout(holder)
+        line.setContentsMargins(2, 0, 2, 0)
+        line.addWidget(button, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.setItemWidget(item, BUTTON_COLUMN, holder)
+
+    def apply_button(self, item: QTreeWidgetItem) -> QPushButton | None:
+        """The Apply button in `item`'s row, if it has one."""
+        holder = self.itemWidget(item, BUTTON_COLUMN)
+        return holder.findChild(QPushButton) if holder is not None else None
+
+    def fit_rows(self, *_) -> None:
+        """Lay the rows out at the columns' widths and ask for their height anew."""
+        self.doItemsLayout()
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        rows = sum(self.visualItemRect(self.topLevelItem(i)).height()
+                   for i in range(self.topLevelItemCount()))
+        height = self.header().sizeHint().height() + rows + 2 * self.frameWidth()
+        return QSize(super().sizeHint().width(), min(height, LEVER_ROWS_HEIGHT))
+
+    def minimumSizeHint(self) -> QSize:
+        first = self.visualItemRect(self.topLevelItem(0)).height() if self.topLevelItemCount() else 0
+        return QSize(super().minimumSizeHint().width(),
+                     self.header().sizeHint().height() + first + 2 * self.frameWidth())
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.fit_rows()
 
 
 class PeakPanel(QWidget):
@@ -50,14 +150,16 @@ class PeakPanel(QWidget):
         self.rows.setRootIsDecorated(False)
         self.rows.setUniformRowHeights(True)
         self.rows.setHeaderLabels(["bytes", "share", "buffer", "op", "kind", "module or frame"])
-        self.rows.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # The buffer's name takes the width the other columns leave, cut in the middle (its
+        # tooltip is whole): no sideways scrolling, and a row more in view.
+        header = self.rows.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.rows.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.rows.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.rows.itemSelectionChanged.connect(self._row_selected)
-        self.levers = QTreeWidget()
-        self.levers.setRootIsDecorated(False)
-        self.levers.setHeaderLabels(["lever", "saves", "after", "", "what to change",
-                                     "how it was measured"])
-        self.levers.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.levers.setMaximumHeight(130)
+        self.levers = LeverTable()
         top = QHBoxLayout()
         top.addWidget(self.headline, 1)
         top.addWidget(QLabel("group by"))
@@ -147,6 +249,7 @@ class PeakPanel(QWidget):
             return
         self.levers.clear()
         self.levers.addTopLevelItem(QTreeWidgetItem(["measuring…"]))
+        self.levers.fit_rows()
 
         def done(found: planner.Explanation) -> None:
             if self.session.graph is graph:
@@ -155,7 +258,10 @@ class PeakPanel(QWidget):
 
         def failed(message: str) -> None:
             self.levers.clear()
-            self.levers.addTopLevelItem(QTreeWidgetItem(["not measured", "", "", "", message]))
+            item = QTreeWidgetItem(["not measured", "", "", "", message])
+            item.setData(COLUMNS - 1, WRAP_ROLE, True)
+            self.levers.addTopLevelItem(item)
+            self.levers.fit_rows()
 
         self.executor.submit(Task(f"Measuring the levers of {graph.name}",
                                   lambda token: planner.explain(graph, plan, budget=LEVER_BUDGET,
@@ -168,12 +274,14 @@ class PeakPanel(QWidget):
             saves = (format_bytes(lever.saving_bytes) if lever.saving_bytes >= 0
                      else f"costs {format_bytes(-lever.saving_bytes)}")
             item = QTreeWidgetItem([lever.lever, saves, format_bytes(lever.bytes_after), "",
-                                    lever.change, lever.how])
-            item.setToolTip(4, lever.change)
-            item.setToolTip(5, lever.how)
+                                    lever.change])
+            # What to change reads whole where it saves; elsewhere one line (its tooltip).
+            item.setData(COLUMNS - 1, WRAP_ROLE, lever.saving_bytes > 0)
+            for column in range(COLUMNS - 1):
+                item.setToolTip(column, f"measured: {lever.how}")
+            item.setToolTip(COLUMNS - 1, f"{lever.change}\n\nmeasured: {lever.how}")
             self.levers.addTopLevelItem(item)
             apply = self.appliers.get(lever.lever)
             if apply is not None and lever.saving_bytes > 0:
-                button = QPushButton(LEVER_TEXT[lever.lever])
-                button.clicked.connect(lambda checked=False, f=apply: f())
-                self.levers.setItemWidget(item, 3, button)
+                self.levers.add_button(item, LEVER_TEXT[lever.lever], apply)
+        self.levers.fit_rows()
