@@ -134,7 +134,6 @@ class MainWindow(QMainWindow):
         self.docks[session.view.tab].raise_()  # "slab" unless the session says otherwise
         self.tab_memory = TabMemory(session, self.docks)  # the front tab, in the view settings
         self._size_docks()
-        self._restore_layout()
 
         # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
         self.busy_overlays = {name: BusyOverlay(self.docks[name].widget())
@@ -156,6 +155,7 @@ class MainWindow(QMainWindow):
         use_live_peak(session)  # the status bar leads with it
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
+        self._restore_layout()  # now that every dock is made: the Compare dock comes with File
         session.sigGraphChanged.connect(self._update_title)
         session.sigDirtyChanged.connect(self._update_title)
         session.sigGraphChanged.connect(self._update_summary)
