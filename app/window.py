@@ -61,6 +61,7 @@ RECENT_KEY = "recent_files"
 RECENT_LIMIT = 8
 GEOMETRY_KEY = "window/geometry"
 LAYOUT_KEY = "window/layout"
+COMPARE_KEY = "window/compare"  # the file the Compare dock compared with
 EXPORT_SCALES = (1.0, 2.0, 3.0)
 DEFAULT_EXPORT_SCALE = 2.0  # sharp on HiDPI screens and in slides
 BUSY_TICK_MS = 200  # how often the status bar's "running for ..." count moves
@@ -535,18 +536,27 @@ class MainWindow(QMainWindow):
             if not self.testAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen):
                 self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
                 self.settings.setValue(LAYOUT_KEY, self.saveState())
+                compared = self.compare_controller.remembered()
+                if compared is None:
+                    self.settings.remove(COMPARE_KEY)
+                else:
+                    self.settings.setValue(COMPARE_KEY, str(compared))
             event.accept()
         else:
             event.ignore()
 
     def _restore_layout(self) -> None:
-        """Put the window and its docks back as the user left them last time."""
+        """Put the window and its docks back as the user left them last time, and compare the
+        first graph shown with the file compared with then (in the background)."""
         geometry = self.settings.value(GEOMETRY_KEY)
         if geometry is not None:
             self.restoreGeometry(geometry)
         layout = self.settings.value(LAYOUT_KEY)
         if layout is not None:
             self.restoreState(layout)
+        compared = self.settings.value(COMPARE_KEY)
+        if isinstance(compared, str) and compared:
+            self.compare_controller.restore(compared)
 
     # --- drag and drop -------------------------------------------------------------------
 
