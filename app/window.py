@@ -61,6 +61,7 @@ RECENT_KEY = "recent_files"
 RECENT_LIMIT = 8
 GEOMETRY_KEY = "window/geometry"
 LAYOUT_KEY = "window/layout"
+COMPARE_KEY = "window/compare"  # the file the Compare dock compared with
 EXPORT_SCALES = (1.0, 2.0, 3.0)
 DEFAULT_EXPORT_SCALE = 2.0  # sharp on HiDPI screens and in slides
 DEFAULT_SIZE = QSize(1440, 900)  # the first window's size, where the screen has room
@@ -139,7 +140,6 @@ class MainWindow(QMainWindow):
         self.docks[session.view.tab].raise_()  # "slab" unless the session says otherwise
         self.tab_memory = TabMemory(session, self.docks)  # the front tab, in the view settings
         self._size_docks()
-        self._restore_layout()
 
         # Panels that show the plan (or, while a file loads, the graph) and so wait for the worker.
         self.busy_overlays = {name: BusyOverlay(self.docks[name].widget())
@@ -161,6 +161,7 @@ class MainWindow(QMainWindow):
         use_live_peak(session)  # the status bar leads with it
         QCoreApplication.instance().aboutToQuit.connect(self._stop_planning)
         self._build_menus()
+        self._restore_layout()  # now that every dock is made: the Compare dock comes with File
         session.sigGraphChanged.connect(self._update_title)
         session.sigDirtyChanged.connect(self._update_title)
         session.sigGraphChanged.connect(self._update_summary)
@@ -552,18 +553,27 @@ class MainWindow(QMainWindow):
             if not self.testAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen):
                 self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
                 self.settings.setValue(LAYOUT_KEY, self.saveState())
+                compared = self.compare_controller.remembered()
+                if compared is None:
+                    self.settings.remove(COMPARE_KEY)
+                else:
+                    self.settings.setValue(COMPARE_KEY, str(compared))
             event.accept()
         else:
             event.ignore()
 
     def _restore_layout(self) -> None:
-        """Put the window and its docks back as the user left them last time."""
+        """Put the window and its docks back as the user left them last time, and compare the
+        first graph shown with the file compared with then (in the background)."""
         geometry = self.settings.value(GEOMETRY_KEY)
         if geometry is not None:
             self._geometry_restored = self.restoreGeometry(geometry)
         layout = self.settings.value(LAYOUT_KEY)
         if layout is not None:
             self.restoreState(layout)
+        compared = self.settings.value(COMPARE_KEY)
+        if isinstance(compared, str) and compared:
+            self.compare_controller.restore(compared)
 
     # --- drag and drop -------------------------------------------------------------------
 

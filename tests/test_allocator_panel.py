@@ -52,6 +52,23 @@ def test_snapshot_rows_carry_stacks(qtbot):
     assert any("model.py" in where for where in wheres)
 
 
+def test_a_snapshot_opened_in_the_window_is_read_once(window, qtbot, monkeypatch):
+    # The panel replays the loaded graph, never the file again.
+    from slabscope.planner.formats import torch_snapshot
+    from tests.qt_waits import settled
+
+    reads = []
+    read = torch_snapshot.load_plain_data
+    monkeypatch.setattr(torch_snapshot, "load_plain_data",
+                        lambda *args: reads.append(args) or read(*args))
+    assert window.open_path(TINY_SNAPSHOT)
+    settled(qtbot, window)
+    window.docks["allocator"].raise_()
+    assert window.allocator_panel.replay is graph_allocator_replay(window.session.graph)
+    assert "when recorded" in window.allocator_panel.summary.text()
+    assert len(reads) == 1
+
+
 def test_hidden_panel_redraws_when_its_tab_is_shown(window, qtbot):
     from tests.examples import RELU_UNFUSED
     from tests.qt_waits import settled

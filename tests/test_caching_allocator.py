@@ -301,6 +301,23 @@ def test_allocator_command_json(tmp_path, capsys):
     assert data["peak_reserved_bytes"] == 52 * MiB and data["peak_live_bytes"] > 0
 
 
+def test_allocator_command_reads_a_snapshot_once(tmp_path, capsys, monkeypatch):
+    # The replay and the graph share one read: reading and pre-scanning are most of the load.
+    from slabscope.planner.formats import torch_snapshot
+
+    path = recorded_run().write(tmp_path / "run.pickle")
+    expected = {**replay_snapshot(path).summary(),
+                "slab_bytes": planner.plan(planner.load_snapshot(path)).slab_bytes}
+    reads = []
+    read = torch_snapshot.load_plain_data
+    monkeypatch.setattr(torch_snapshot, "load_plain_data",
+                        lambda *args: reads.append(args) or read(*args))
+    assert main(["allocator", str(path), "--json"]) == 0
+    assert len(reads) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert {key: data[key] for key in expected} == json.loads(json.dumps(expected))
+
+
 def test_allocator_command_text_and_what_ifs(capsys):
     assert main(["allocator", str(EXAMPLES / "diamond.json"), "--expandable-segments",
                  "--max-split-size-mb", "64"]) == 0

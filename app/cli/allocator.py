@@ -15,6 +15,7 @@ from slabscope import planner
 from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.planner.allocator.allocator_replay import AllocatorReplay, replay_graph, replay_snapshot
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings
+from slabscope.planner.formats.torch_snapshot import read_snapshot, snapshot_graph
 from slabscope.planner.formats.safety.input_limits import INTEGER_DIGITS_LIMIT, quoted
 from slabscope.planner.model.graph import SIZE_LIMIT
 
@@ -59,10 +60,14 @@ def run(args) -> int:
         raise planner.PlanError("--device applies only to PyTorch memory snapshots (.pickle)")
     with LongWork(args.file, args.timeout) as work:
         if is_snapshot:
+            # Read and pre-scanned once for both: the replay leaves the data as it is, and the
+            # graph, made after it, uses it up.
+            data = read_snapshot(args.file)
             replay = replay_snapshot(args.file, args.device, expandable_segments=expandable,
-                                     max_split_size=args.max_split_size_mb, cancel=work.token)
+                                     max_split_size=args.max_split_size_mb, cancel=work.token,
+                                     data=data)
             work.token.report("loading")
-            graph = planner.load_snapshot(args.file, device=args.device)
+            graph = snapshot_graph(data, args.file, device=args.device)
         else:
             graph = planner.load(args.file, cancel=work.token)
             settings = AllocatorSettings().with_changes(expandable, args.max_split_size_mb)

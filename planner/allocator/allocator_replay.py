@@ -189,11 +189,10 @@ def replay_graph(graph: Graph, settings: AllocatorSettings | None = None,
 
 # --- snapshots -----------------------------------------------------------------------------
 
-def snapshot_events(path, device: int | None = None) -> tuple[list, list, dict, int]:
-    """A snapshot's trace for one device: (events, that device's final segments,
-    allocator_settings, device), read through `torch_snapshot.read_snapshot`."""
-    path = Path(path)
-    data = read_snapshot(path)
+def snapshot_events(data: dict, path: Path, device: int | None = None
+                    ) -> tuple[list, list, dict, int]:
+    """The trace for one device of the snapshot `data` (as `torch_snapshot.read_snapshot` read
+    it from `path`): (events, that device's final segments, allocator_settings, device)."""
     traces = data.get("device_traces")
     # A number or a boolean here is no trace, as `load_snapshot` says too.
     with_trace = [d for d, t in enumerate(traces) if isinstance(t, list) and t] \
@@ -219,17 +218,20 @@ def snapshot_events(path, device: int | None = None) -> tuple[list, list, dict, 
 
 
 def replay_snapshot(path, device: int | None = None, *, expandable_segments: bool | None = None,
-                    max_split_size: int | None = None, cancel: CancelToken = NEVER
-                    ) -> AllocatorReplay:
+                    max_split_size: int | None = None, cancel: CancelToken = NEVER,
+                    data: dict | None = None) -> AllocatorReplay:
     """Replay a snapshot's trace through the model and compare its segments with the recorded.
 
     The settings are the snapshot's `allocator_settings`, changed by `expandable_segments` and
-    `max_split_size` (bytes) when given. Errors are one-line `PlanError`s naming the file;
-    `cancel` is told the progress and may stop the work.
+    `max_split_size` (bytes) when given. `data`: the snapshot as `read_snapshot` already read it
+    from `path` (left unchanged, so `snapshot_graph` can use it next); None reads the file.
+    Errors are one-line `PlanError`s naming the file; `cancel` is told the progress and may stop
+    the work.
     """
     path = Path(path)
     with paused_collection():
-        events, segments, raw_settings, device = snapshot_events(path, device)
+        events, segments, raw_settings, device = snapshot_events(
+            read_snapshot(path) if data is None else data, path, device)
         settings = AllocatorSettings.from_snapshot(raw_settings).with_changes(
             expandable_segments, max_split_size)
         try:

@@ -76,12 +76,21 @@ def load_snapshot(path, device: int | None = None) -> Graph:
     """
     path = Path(path)
     with paused_collection():  # millions of acyclic objects: collector passes would free nothing
-        return _load(path, device)
+        return _graph(read_snapshot(path), path, device)
 
 
-def _load(path: Path, device: int | None) -> Graph:
-    """`load_snapshot`'s work: pick the device, then read its trace against its segments."""
-    data = read_snapshot(path)
+def snapshot_graph(data: dict, path, device: int | None = None) -> Graph:
+    """`load_snapshot` of a snapshot already read by `read_snapshot` from `path`, for a caller
+    that also replays it and so reads the file once. `data` is used up: emptied, and the chosen
+    trace's events dropped as they are read."""
+    path = Path(path)
+    with paused_collection():
+        return _graph(data, path, device)
+
+
+def _graph(data: dict, path: Path, device: int | None) -> Graph:
+    """The graph of the snapshot `data` read from `path`: pick the device, then read its trace
+    against its segments."""
     traces = data.get("device_traces")
     if not isinstance(traces, list) or not any(isinstance(t, list) and t for t in traces):
         raise PlanError(f"{path}: the snapshot has no allocation trace (no device_traces): "
@@ -97,7 +106,10 @@ def _load(path: Path, device: int | None) -> Graph:
                     if _u64(_entry(s, f"segment at index {i}"), "device", f"segment at index {i}",
                             device) == device]
         events = traces[device]
-        del data, traces  # other devices' traces go now; this one's events go as they are read
+        # Other devices' traces go now (the caller may hold `data`); this one's events go as
+        # they are read.
+        data.clear()
+        del traces
         reader = _TraceReader(events, segments, device)
         graph = reader.graph(path.stem)
     except PlanError as exc:

@@ -2,7 +2,8 @@
 
 The file to compare with is `session.compare_path` (a session file saves and restores it). The
 comparison is made on the window executor's "compare" lane, off the GUI thread, whenever the
-graph or that file changes; a newer request cancels the one running.
+graph or that file changes; a newer request cancels the one running. The window remembers the
+file when it closes and hands it to `restore` when it opens again.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class CompareController(QObject):
             lane.sigRunningChanged.connect(lambda running: running or self.veil.set_text(None))
             lane.sigEnded.connect(self._ended)
         self._made_for: tuple | None = None  # (graph, path) of the comparison shown or coming
+        self._restoring: Path | None = None  # the last window's file, until a graph is shown
         self._refresh_soon = QTimer(self)
         self._refresh_soon.setSingleShot(True)
         self._refresh_soon.setInterval(0)  # after every listener has seen the new graph
@@ -64,10 +66,37 @@ class CompareController(QObject):
     def stop(self) -> None:
         """Forget the file compared with; the view says how to start again."""
         self.session.compare_path = None
+        self._restoring = None
         self.refresh()
+
+    def restore(self, path) -> None:
+        """Compare the first graph shown with `path`, the file compared with when the window
+        last closed, unless that graph's session file names its own. It is made off the GUI
+        thread like any comparison; a failure (the file is gone) is said in the view, not in a
+        dialog, and the tab stays where the restored layout put it."""
+        self._restoring = Path(path)
+
+    def remembered(self) -> Path | None:
+        """The file to compare with when the window opens next: the one compared with now, else
+        one still waiting for a graph (absolute: the next start may be in another folder)."""
+        path = self.session.compare_path if self.session.compare_path is not None \
+            else self._restoring
+        return path.absolute() if path is not None else None
+
+    def _take_restored(self) -> bool:
+        """Once a graph is shown, set it against the file `restore` was given, unless its session
+        file named one; True when it did."""
+        if self.session.graph is None or self._restoring is None:
+            return False
+        restoring, self._restoring = self._restoring, None
+        if self.session.compare_path is not None:
+            return False
+        self.session.compare_path = restoring
+        return True
 
     def refresh(self) -> None:
         """Start the comparison the session asks for, unless it is the one shown or coming."""
+        restored = self._take_restored()
         graph, path = self.session.graph, self.session.compare_path
         wanted = (graph, path) if graph is not None and path is not None else None
         if _same(wanted, self._made_for):
@@ -83,15 +112,22 @@ class CompareController(QObject):
         def done(comparison: Comparison) -> None:
             if _same(self._made_for, wanted):
                 self.view.show_comparison(comparison)
-                self.window.docks[KIND].raise_()
+                if not restored:
+                    self.window.docks[KIND].raise_()
 
         def failed(message: str) -> None:
             if _same(self._made_for, wanted):
                 self._made_for = None
                 self.session.compare_path = None
-                self.view.show_comparison(None)
-                self.window.show_error("Cannot compare",
-                                       f"{path.name} was not compared.\n\n{message}")
+                if restored:
+                    self.view.show_message(
+                        f"When Slabscope last closed it was comparing with {path.name}; it "
+                        f"cannot compare with it now.\n\n{message}\n\nFile ▸ Compare With… "
+                        f"chooses a file to compare with.")
+                else:
+                    self.view.show_comparison(None)
+                    self.window.show_error("Cannot compare",
+                                           f"{path.name} was not compared.\n\n{message}")
 
         task = Task(f"Comparing with {path.name}",
                     lambda token: compare_with(graph, name, path, token), done, failed)
@@ -99,6 +135,8 @@ class CompareController(QObject):
             deliver(task, run_task(task))
         else:
             self.veil.set_text(f"Comparing with {path.name}")
+            if self.view.comparison is None:  # not the page that says how to start one
+                self.view.show_message(f"Comparing with {path.name}…")
             self._task = task
             self.lane.submit(task)
 
@@ -112,7 +150,9 @@ class CompareController(QObject):
         if shown is not None and shown.diff.a.graph is not self.session.graph:
             self._made_for = None  # the graph changed too: what is shown is out of date
             self.session.compare_path = None
-            self.view.show_comparison(None)
+            shown = None
+        if shown is None:
+            self.view.show_comparison(None)  # how to start one, not "Comparing with …"
 
     def choose(self) -> None:
         """Ask for the file to compare the open graph with."""

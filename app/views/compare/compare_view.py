@@ -42,6 +42,7 @@ class CompareView(QWidget):
         super().__init__(parent)
         self.comparison: Comparison | None = None
         self.empty = QLabel(EMPTY_TEXT)
+        self.empty.setTextFormat(Qt.TextFormat.PlainText)  # messages name files: never markup
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.summary = QLabel()
@@ -122,6 +123,7 @@ class CompareView(QWidget):
         self.comparison = comparison
         self.pages.setCurrentIndex(0 if comparison is None else 1)
         if comparison is None:
+            self.empty.setText(EMPTY_TEXT)
             return
         self.summary.setText(self._summary_html(comparison))
         for side in "ab":
@@ -155,6 +157,12 @@ class CompareView(QWidget):
                 break
         self.grouping.blockSignals(False)
         self._fill_table()
+
+    def show_message(self, text: str) -> None:
+        """Show no comparison and, in place of how to start one, `text` (why there is none yet,
+        or why there is none)."""
+        self.show_comparison(None)
+        self.empty.setText(text)
 
     def _place_peak_labels(self, comparison: Comparison) -> None:
         """Keep each peak's label inside the plot (left- or right-aligned near an end) and, when
