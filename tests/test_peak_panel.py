@@ -161,7 +161,7 @@ def test_what_to_change_reads_whole_where_a_lever_saves(qtbot):
 
 
 def test_an_exported_window_shows_the_levers_measured_at_the_size_asked(qapp, tmp_path):
-    from slabscope.app.render import build_view, export_view, settle
+    from slabscope.app.render import build_view, collect_qt_garbage, export_view, settle
 
     session = Session()
     session.set_graph(planner.load(STEP), STEP)
@@ -178,3 +178,5 @@ def test_an_exported_window_shows_the_levers_measured_at_the_size_asked(qapp, tm
         assert levers.topLevelItem(0).text(0) != "measuring…"
     finally:
         window.close()
+        window.deleteLater()
+        collect_qt_garbage()
