@@ -82,9 +82,9 @@ def default_conflicts(graph: Graph) -> str:
 
     - The model the file names for itself (`graph.conflicts`). A recorded training step names
       "serial": eager PyTorch ran its ops one at a time in its schedule and each buffer's uses
-      are the lifetime recorded over that order, so the serial model's live peak is the one
-      PyTorch measured (MemTracker); the dag model would keep apart buffers that never lived
-      together, because the recorded data dependencies leave most ops unordered.
+      are the lifetime recorded over that order, so the serial lower bound is that order's live
+      peak, the one PyTorch measured (MemTracker); the dag model would keep apart buffers that
+      never lived together, because the recorded data dependencies leave most ops unordered.
     - "serial" when the DAG is exactly the chain of its schedule (a MiniMalloc file, a
       snapshot): there both models give the same conflicts, and the serial one is the cheaper.
     - "dag" otherwise.
