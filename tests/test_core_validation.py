@@ -47,6 +47,8 @@ CASES = [
     (with_(order=["x", "x"]), "order lists buffer 'x' twice"),
     (with_(edges=[["a", "zz"]]), "edge 'a' -> 'zz' names unknown node 'zz'"),
     (with_(nodes=["a", "a"]), "duplicate node name 'a'"),
+    (with_(conflicts="interval"), "conflicts must be one of dag, serial, got 'interval'"),
+    (with_(conflicts=1), "conflicts must be a string, got int"),
     ([1, 2], "the graph file's top level must be an object, got list"),
 ]
 

@@ -22,7 +22,7 @@ from tests.snapshot_builder import TINY_SNAPSHOT, SnapshotBuilder, py_frame
 PT2 = Path(__file__).parent / "data" / "pt2"
 ROW_KEYS = {"key", "a_bytes", "b_bytes", "difference_bytes", "a_count", "b_count"}
 SIDE_KEYS = {"file", "peak_live_bytes", "peak_step", "slab_bytes", "lower_bound_bytes",
-             "reserved_bytes"}
+             "conflicts", "reserved_bytes"}
 
 
 def assert_adds_up(result):
@@ -151,6 +151,16 @@ def test_cli_text_report_on_snapshots(capsys, tmp_path):
     text = capsys.readouterr().out
     assert "at its live peak. The largest changes by frame: model.py:" in text
     assert "in its slab" in text and "reserved by PyTorch" in text
+
+
+def test_each_side_is_planned_under_its_own_model_and_names_it(capsys):
+    step = Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json"
+    assert main(["diff", str(DIAMOND), str(step), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["a"]["conflicts"], data["b"]["conflicts"]) == ("dag", "serial")
+    assert main(["diff", str(DIAMOND), str(step), "--conflicts", "dag"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "(dag conflicts)" in lines[0] and "(dag conflicts)" in lines[1]
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(capsys, tmp_path):

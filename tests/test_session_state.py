@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from slabscope import planner
 from slabscope.app.state.session import Session
+from slabscope.app.state.session_file import SESSION_FORMAT
 from slabscope.app.state.tasks import Task, deliver, run_task
 from slabscope.app.state.undo import UndoCommand, UndoStack
 from tests.examples import DIAMOND, RELU_UNFUSED
@@ -211,3 +215,22 @@ def test_a_task_that_raises_reports_one_line():
     task = Task("boom", lambda token: 1 / 0, lambda result: None, failures.append)
     deliver(task, run_task(task))
     assert failures == ["division by zero"]
+
+
+def test_a_graph_opens_under_its_own_conflict_model(tmp_path):
+    step = Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json"
+    trace = tmp_path / "trace.csv"
+    trace.write_text("id,lower,upper,size\na,0,2,64\nb,1,3,64\n")
+    session = Session()
+    for path, model in ((step, "serial"), (DIAMOND, "dag"), (trace, "serial")):
+        assert session.open(path)
+        assert session.conflicts == session.plan.conflict_model == model, path
+    # A session file that names no model opens its graph under the graph's own; one that names
+    # one keeps it.
+    shutil.copy(step, tmp_path / "step.json")
+    for stored, model in (({}, "serial"), ({"conflicts": "dag"}, "dag")):
+        saved = tmp_path / "s.slabscope"
+        saved.write_text(json.dumps({"format": SESSION_FORMAT, "version": 1,
+                                     "graph": "step.json", **stored}))
+        assert session.open_session(saved)
+        assert session.conflicts == session.plan.conflict_model == model, stored

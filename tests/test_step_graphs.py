@@ -38,11 +38,23 @@ def test_a_recorded_step_reads_back_with_kinds_schedule_and_modules(step):
     assert phases.index("optimizer") > max(i for i, p in enumerate(phases) if p == "backward")
 
 
+def test_a_recorded_step_is_planned_in_its_recorded_order_by_default(step):
+    assert step.conflicts == planner.default_conflicts(step) == "serial"
+    plan = planner.plan(step, conflicts=planner.default_conflicts(step))
+    assert plan.conflict_model == "serial" and planner.verify(step, plan).ok
+    assert planner.lower_bound(step, "serial").bytes == live_peak(step).bytes
+    # Asked for, the dag model still plans it, and needs more: it keeps apart buffers the
+    # recorded order never had live together.
+    dag = planner.plan(step, conflicts="dag")
+    assert dag.conflict_model == "dag" and dag.slab_bytes > plan.slab_bytes
+
+
 def test_writing_a_step_and_reading_it_back_changes_nothing(step, tmp_path):
     write_graph(step, tmp_path / "again.json")
     again = planner.load(tmp_path / "again.json")
-    assert (again.nodes, again.buffers, set(again.edges), again.schedule, again.order) == \
-        (step.nodes, step.buffers, set(step.edges), step.schedule, step.order)
+    assert (again.nodes, again.buffers, set(again.edges), again.schedule, again.order,
+            again.conflicts) == \
+        (step.nodes, step.buffers, set(step.edges), step.schedule, step.order, step.conflicts)
     assert graph_to_dict(again) == json.loads((tmp_path / "again.json").read_text())
 
 

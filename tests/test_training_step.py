@@ -82,6 +82,9 @@ def test_recorded_peak_matches_memtracker_and_weights_match_parameters(make, sha
     assert all(ends <= set(b.uses) for b in graph.buffers
                if b.kind in ("weight", "optimizer_state"))
     assert len(graph.schedule) == len(graph.nodes)
+    # Planned by default in the recorded order: its lower bound is that order's live peak.
+    assert planner.default_conflicts(graph) == "serial"
+    assert planner.lower_bound(graph, planner.default_conflicts(graph)).bytes == peak.bytes
 
 
 def test_names_follow_module_paths_in_forward_backward_and_optimizer():
@@ -132,7 +135,9 @@ def test_shell_records_a_steady_state_step_that_every_command_reads(tmp_path, mo
                              "-o", "step.json"]) == 0
     assert "wrote step.json" in capsys.readouterr().out
     graph = planner.load(tmp_path / "step.json")
-    assert json.loads((tmp_path / "step.json").read_text())["schedule"] == list(graph.schedule)
+    written = json.loads((tmp_path / "step.json").read_text())
+    assert written["schedule"] == list(graph.schedule)
+    assert written["conflicts"] == graph.conflicts == planner.default_conflicts(graph) == "serial"
     state = [b for b in graph.buffers if b.kind == "optimizer_state"]
     assert len(state) == 6  # exp_avg, exp_avg_sq and step per parameter: made in the warm-up
     planned = planner.plan(graph, conflicts="serial")
@@ -141,6 +146,10 @@ def test_shell_records_a_steady_state_step_that_every_command_reads(tmp_path, mo
     assert torch_trace.main(["tiny_net:Net", "--input-shape", "2,8", "--step", "adam", "--fake",
                              "-o", "fake.json"]) == 0
     assert live_peak(planner.load(tmp_path / "fake.json")).bytes == live_peak(graph).bytes
+    # Freed at last use, the step is still one recorded order: serial too.
+    assert torch_trace.main(["tiny_net:Net", "--input-shape", "2,8", "--step", "adam",
+                             "--lifetimes", "last-use", "-o", "last_use.json"]) == 0
+    assert planner.default_conflicts(planner.load(tmp_path / "last_use.json")) == "serial"
     capsys.readouterr()
     for argv, message in ((["tiny_net:Net", "--input-shape", "2,9", "--step", "sgd"],
                            "training step failed"),

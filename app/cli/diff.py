@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--conflicts", choices=list(planner.CONFLICT_MODELS),
                         help="conflict model of both slabs and lower bounds (default: each "
-                             "file's own: serial for traces and snapshots, dag otherwise)")
+                             "file's own: serial for traces, snapshots and recorded training "
+                             "steps, dag otherwise)")
     parser.add_argument("--include-weights", action="store_true",
                         help="ONNX and .pt2 only: keep initializers and constants in the slab")
     add_timeout_option(parser)
@@ -78,7 +79,8 @@ def format_diff(result: Diff) -> str:
     for label, s in (("A", a), ("B", b)):
         source = "recorded" if s.reserved_recorded else "modelled"
         lines.append(f"{label}: {s.file}: live peak {human(s.peak.bytes)} at step {s.peak.step:,}; "
-                     f"slab {human(s.slab_bytes)}; lower bound {human(s.lower_bound_bytes)}; "
+                     f"slab {human(s.slab_bytes)} ({s.conflicts} conflicts); "
+                     f"lower bound {human(s.lower_bound_bytes)}; "
                      f"reserved {human(s.reserved_bytes)} ({source})")
     lines.append("")
     head = f"B needs {change(a.peak.bytes, b.peak.bytes)} at its live peak."

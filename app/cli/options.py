@@ -1,7 +1,8 @@
 """The planning options `plan`, `run` and `export` share, defined once so they agree.
 
 `--algorithm` (one of the planner's placers, default first-fit), `--conflicts` (default: the
-graph's own model, `planner.default_conflicts`: serial for MiniMalloc chains, dag otherwise) and
+graph's own model, `planner.default_conflicts`: the one the file names, serial for a recorded
+training step; else serial for chains such as MiniMalloc traces, dag otherwise) and
 `--budget` (the seconds search may spend, default 2), and search's `--seed` (default 0) and
 `--iterations` (the most steps it may take; the same seed and iterations give the same plan;
 by default a fixed number for each second of the budget, scaled to the graph).
@@ -38,7 +39,9 @@ def add_planning_options(parser: argparse.ArgumentParser) -> None:
                         help=f"placer (default: {DEFAULT_ALGORITHM}, Luminal's)")
     parser.add_argument("--conflicts", choices=list(planner.CONFLICT_MODELS),
                         help="conflict model: dag (may run concurrently) or serial (one "
-                             "schedule); default: serial for MiniMalloc chains, dag otherwise")
+                             "schedule); default: the one the file names (serial for a "
+                             "recorded training step), else serial for chains (MiniMalloc "
+                             "traces, snapshots), dag otherwise")
     parser.add_argument("--budget", type=seconds, default=DEFAULT_BUDGET, action=_GivenBudget,
                         help=f"seconds the search algorithm may spend (default {DEFAULT_BUDGET:g}); "
                              f"without --iterations each second buys a fixed number of steps, "

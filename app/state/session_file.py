@@ -63,8 +63,10 @@ def _fail(path: Path, message: str):
     raise planner.PlanError(f"session {path}: {message}")
 
 
-def _choice(path: Path, data: dict, key: str, default: str, known) -> str:
-    value = data.get(key, default)
+def _choice(path: Path, data: dict, key: str, default: str | None, known) -> str | None:
+    if key not in data:
+        return default
+    value = data[key]
     if not isinstance(value, str) or value not in known:
         _fail(path, f"{key!r} must be one of {', '.join(known)}, got {_shown(value)}")
     return value
@@ -97,7 +99,8 @@ def read_session(path, *, allow_outside: bool = False, cancel: CancelToken = NEV
     if not isinstance(stored, str) or not stored or "\0" in stored or not stored.isprintable():
         _fail(path, f"'graph' must be a file path, got {_shown(stored)}")
     algorithm = _choice(path, data, "algorithm", "first-fit", planner.ALGORITHMS)
-    conflicts = _choice(path, data, "conflicts", "dag", planner.CONFLICT_MODELS)
+    # None: the graph's own model (`Session.set_graph` asks `planner.default_conflicts`).
+    conflicts = _choice(path, data, "conflicts", None, planner.CONFLICT_MODELS)
     capacity = data.get("capacity")
     if capacity is not None:
         try:

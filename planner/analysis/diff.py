@@ -21,8 +21,9 @@ from .peak import GROUPINGS, LivePeak, group, live_peak, supported_groupings
 
 @dataclass(frozen=True)
 class Side:
-    """One run: its file, its live peak and who is live there, and its slab, lower bound and
-    reserved bytes (recorded in a snapshot, else the caching allocator's model of the schedule)."""
+    """One run: its file, its live peak and who is live there, its slab and lower bound under
+    `conflicts`, and its reserved bytes (recorded in a snapshot, else the caching allocator's
+    model of the schedule)."""
 
     file: str
     graph: Graph
@@ -31,12 +32,13 @@ class Side:
     lower_bound_bytes: int
     reserved_bytes: int
     reserved_recorded: bool
+    conflicts: str
 
     def to_dict(self) -> dict:
         """The side as the JSON of `slabscope diff --json`."""
         return {"file": self.file, "peak_live_bytes": self.peak.bytes, "peak_step": self.peak.step,
                 "slab_bytes": self.slab_bytes, "lower_bound_bytes": self.lower_bound_bytes,
-                "reserved_bytes": self.reserved_bytes}
+                "conflicts": self.conflicts, "reserved_bytes": self.reserved_bytes}
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ def side(graph: Graph, file: str = "", conflicts: str | None = None, *,
         reserved, recorded = graph.allocator.peak_reserved_bytes, True
     else:
         reserved, recorded = replay_graph(graph).peak_reserved_bytes, False
-    return Side(file or graph.name, graph, peak, slab, bound, reserved, recorded)
+    return Side(file or graph.name, graph, peak, slab, bound, reserved, recorded, conflicts)
 
 
 def compare(a: Side, b: Side) -> Diff:

@@ -80,23 +80,36 @@ def conflict_model(graph: Graph, name: str = "dag") -> ConflictModel:
 def default_conflicts(graph: Graph) -> str:
     """The conflict model to plan `graph` under when the user names none.
 
-    "serial" when the DAG is exactly the chain of its schedule (a MiniMalloc file): there both
-    models give the same conflicts, and the serial one is the cheaper. "dag" otherwise.
+    - The model the file names for itself (`graph.conflicts`). A recorded training step names
+      "serial": eager PyTorch ran its ops one at a time in its schedule and each buffer's uses
+      are the lifetime recorded over that order, so the serial lower bound is that order's live
+      peak, the one PyTorch measured (MemTracker); the dag model would keep apart buffers that
+      never lived together, because the recorded data dependencies leave most ops unordered.
+    - "serial" when the DAG is exactly the chain of its schedule (a MiniMalloc file, a
+      snapshot): there both models give the same conflicts, and the serial one is the cheaper.
+    - "dag" otherwise.
     """
+    if graph.conflicts is not None:
+        return graph.conflicts
+    return "serial" if is_schedule_chain(graph) else "dag"
+
+
+def is_schedule_chain(graph: Graph) -> bool:
+    """Whether the DAG is exactly the chain of its schedule: every node once, and one edge from
+    each step to the next and no other."""
     if graph.known_chain():
-        return "serial"
+        return True
     schedule = graph.schedule
     if schedule is None or len(schedule) != len(graph.nodes) or \
             len(graph.edges) != max(len(schedule) - 1, 0):
-        return "dag"
+        return False
     with paused_collection():  # the node index and edge array of a million-node chain
         index = graph.node_index
         if not all(name in index for name in schedule):
-            return "dag"
+            return False
         step = np.full(len(schedule), -1, dtype=np.int64)
         step[[index[name] for name in schedule]] = np.arange(len(schedule))
         ends = graph.edge_array
     # Every node once, and n - 1 edges each from one step to the next, no two from one step.
-    chain = (step >= 0).all() and (step[ends[:, 1]] == step[ends[:, 0]] + 1).all() and \
-        np.bincount(ends[:, 0], minlength=1).max(initial=0) <= 1
-    return "serial" if chain else "dag"
+    return bool((step >= 0).all() and (step[ends[:, 1]] == step[ends[:, 0]] + 1).all() and
+                np.bincount(ends[:, 0], minlength=1).max(initial=0) <= 1)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.graph import Graph
-from .conflict_model import conflict_model, default_conflicts
+from .conflict_model import conflict_model, is_schedule_chain
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class LiveBytes:
 def is_time_chain(graph: Graph) -> bool:
     """Whether `graph` is only a chain of time steps: its DAG is exactly the chain of its schedule
     and no node has an op (a trace's steps, not a program's nodes)."""
-    return default_conflicts(graph) == "serial" and not any(n.op for n in graph.nodes)
+    return is_schedule_chain(graph) and not any(n.op for n in graph.nodes)
 
 
 def live_bytes(graph: Graph) -> LiveBytes:

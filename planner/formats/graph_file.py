@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 
+from ..conflicts.conflict_model import CONFLICT_MODELS
 from ..conflicts.serial_model import serial_schedule
 from ..model.graph import BUFFER_KINDS, SIZE_LIMIT, Buffer, Graph, Node, align_up
 from ..support.cancel import NEVER, CancelToken
@@ -22,7 +23,8 @@ DTYPE_BYTES = {
 }
 
 # The keys each object of a graph file may have; any other is a misspelling or another format.
-GRAPH_KEYS = ("description", "alignment", "nodes", "edges", "buffers", "order", "schedule")
+GRAPH_KEYS = ("description", "alignment", "nodes", "edges", "buffers", "order", "schedule",
+              "conflicts")
 NODE_KEYS = ("name", "op", "inputs", "outputs", "workspace", "attrs")
 BUFFER_KEYS = ("name", "bytes", "shape", "dtype", "uses", "kind")
 
@@ -236,6 +238,13 @@ def graph_from_dict(data, name: str = "graph", *, cancel: CancelToken = NEVER) -
             if n not in node_names:
                 raise PlanError(f"schedule names unknown node {n!r}")
 
+    conflicts = None
+    if "conflicts" in data:
+        conflicts = _expect(data["conflicts"], str, "conflicts")
+        if conflicts not in CONFLICT_MODELS:
+            raise PlanError(f"conflicts must be one of {', '.join(CONFLICT_MODELS)}, "
+                            f"got {quoted(conflicts)}")
+
     graph = Graph(
         nodes=nodes,
         edges=tuple(dict.fromkeys(edges)),
@@ -244,6 +253,7 @@ def graph_from_dict(data, name: str = "graph", *, cancel: CancelToken = NEVER) -
         order=tuple(b.name for b in buffers),
         schedule=schedule,
         name=name,
+        conflicts=conflicts,
     )
     if "order" in data:
         requested = graph.request_order(_names(data["order"], "order"))

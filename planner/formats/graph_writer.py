@@ -11,7 +11,8 @@ from ..support.atomic_write import write_atomic
 
 def graph_to_dict(graph: Graph, description: str | None = None) -> dict:
     """`graph` as graph-file data: nodes (op, inputs, outputs, attrs), explicit edges, buffers
-    with bytes, uses and kind, the request order and the schedule when it has one."""
+    with bytes, uses and kind, the request order, and the schedule and the conflict model the
+    graph names for itself when it has them."""
     data: dict = {}
     if description:
         data["description"] = description
@@ -22,6 +23,8 @@ def graph_to_dict(graph: Graph, description: str | None = None) -> dict:
     data["order"] = list(graph.order)
     if graph.schedule is not None:
         data["schedule"] = list(graph.schedule)
+    if graph.conflicts is not None:
+        data["conflicts"] = graph.conflicts
     return data
 
 

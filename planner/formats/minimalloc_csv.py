@@ -4,7 +4,7 @@ Each row is a buffer live over the half-open interval `[lower, upper)` of one ex
 It becomes a `Graph` whose nodes are a chain of time points: only the distinct `lower` and
 `upper - 1` values (at most two per buffer), so a buffer's uses are the node at `lower` and the
 node at `upper - 1`. On a chain the DAG model and the serial model agree; the serial one is the
-cheap one (see `graph_file.default_conflicts`).
+cheap one (see `conflict_model.default_conflicts`).
 """
 
 from __future__ import annotations

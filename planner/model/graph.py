@@ -60,6 +60,8 @@ class Graph:
 
     Build one with `planner.load` or `planner.graph_from_dict`; those validate. `order` is the
     request order as buffer names; `schedule`, when given, is one serial execution order.
+    `conflicts`, when given, is the conflict model the file names for itself ("dag" or
+    "serial"; a recorded training step names "serial"), what `default_conflicts` answers.
     `allocator`, for a PyTorch snapshot, is what the caching allocator did over the same trace.
     """
 
@@ -70,6 +72,7 @@ class Graph:
     order: tuple[str, ...] = ()
     schedule: tuple[str, ...] | None = None
     name: str = "graph"
+    conflicts: str | None = None
     allocator: AllocatorTrace | None = field(default=None, repr=False, compare=False)
 
     @cached_property

@@ -6,6 +6,8 @@ reference died (`storage_ledger`); a storage that existed before the step (weigh
 state, the batch) is live from the first op, and one still referenced after it to the last.
 Edges are the step's data dependencies (read after write, write after read, write after
 write, from the schemas' write annotations), so other orders of the same step can be planned.
+The graph names the serial conflict model as its own: planned in the recorded order, its live
+peak is the one PyTorch measured.
 """
 
 from __future__ import annotations
@@ -257,8 +259,11 @@ class StepRecorder(TorchDispatchMode):
                             "uses": [node_names[u] for u in uses],
                             "kind": self._kind(record, first, first_backward)})
         edges = [[node_names[a], node_names[b]] for a, b in self._edges(steps)]
+        # Serial: eager PyTorch ran these ops one at a time in this order, and the buffers' uses
+        # are the lifetimes recorded over it (the edges alone leave most ops unordered).
         return graph_from_dict({"alignment": alignment, "nodes": nodes, "edges": edges,
-                                "buffers": buffers, "schedule": node_names}, name=name)
+                                "buffers": buffers, "schedule": node_names,
+                                "conflicts": "serial"}, name=name)
 
     def _span(self, record: StorageRecord, steps: int) -> tuple[int, int]:
         """The first and last step `record`'s storage was live (both included)."""

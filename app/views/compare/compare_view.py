@@ -190,7 +190,7 @@ class CompareView(QWidget):
             name = escape(Path(s.file).name)
             lines.append(f"<b style='color:{color.name()}'>{side.upper()}</b> {name}: live peak "
                          f"<b>{format_bytes(s.peak.bytes)}</b> at step {s.peak.step:,} · slab "
-                         f"{format_bytes(s.slab_bytes)} · lower bound "
+                         f"{format_bytes(s.slab_bytes)} ({s.conflicts} conflicts) · lower bound "
                          f"{format_bytes(s.lower_bound_bytes)} · reserved "
                          f"{format_bytes(s.reserved_bytes)} ({source})")
         a, b = diff.a, diff.b
