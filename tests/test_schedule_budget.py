@@ -143,3 +143,25 @@ def test_the_cut_is_in_the_text_and_the_json(tmp_path, capsys):
     assert main(["plan", str(path), "--schedule", "best", "--budget", "0"]) == 0
     assert "budget cut the work short" in capsys.readouterr().out
 
+
+
+def test_a_budget_buys_a_fixed_number_of_steps_and_the_same_order_each_time(monkeypatch):
+    from pathlib import Path
+
+    from slabscope.planner.schedule import scheduling
+
+    # A tenth of the real rate: the steps fit well inside each budget on a slow machine too.
+    monkeypatch.setattr(scheduling, "NODE_STEPS_PER_SECOND", scheduling.NODE_STEPS_PER_SECOND // 10)
+    step = planner.load(Path(__file__).parent / "data" / "steps" / "block_sgd_step.json")
+    budgets = (1.0, 1.0, 3.0)
+    runs = [planner.schedule(step, budget=budget, seed=3) for budget in budgets]
+    nodes = len(step.nodes)
+    steps = scheduling.default_schedule_iterations
+    assert steps(nodes, 3.0) == 3 * steps(nodes, 1.0)
+    for run, budget in zip(runs, budgets):
+        # Not cut by the deadline, each run spent exactly the steps its budget buys, whatever
+        # this machine's speed.
+        assert not run.cut_by_budget and "budget cut" not in run.proof
+        assert run.iterations == steps(nodes, budget)
+    assert runs[0].order == runs[1].order and runs[0].peak_bytes == runs[1].peak_bytes
+    assert runs[2].peak_bytes <= runs[0].peak_bytes

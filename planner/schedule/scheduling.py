@@ -54,6 +54,12 @@ MOVE_BATCH = 256
 # Rounds without a better order before a restart from a perturbed LPMF.
 STALL_ROUNDS = 3
 RESTART_NOISE = 0.3
+# Improvement steps a second of budget buys when none are given, times the nodes (a step
+# recomputes a profile over every node): a fixed amount of work, never a measurement, so the
+# same graph, seed and budget give the same order on any machine unless the deadline cuts the
+# work short (the schedule then says so). About half of what one core did in a second on the
+# recorded training steps of tests/data/steps (133 and 166 nodes: 21 and 17 million).
+NODE_STEPS_PER_SECOND = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,8 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
 
     Never worse than the given order or LPMF, BFS and DFS; exact ("optimal") on small graphs or
     when the peak meets the lower bound. `budget` is the seconds improvement may spend,
-    `iterations` the most steps; `cancel` stops the work (raising `Cancelled`).
+    `iterations` the most steps (default: `default_schedule_iterations`, a fixed number for
+    each second of budget); `cancel` stops the work (raising `Cancelled`).
     """
     if not 0 <= budget < float("inf"):
         raise PlanError(f"budget must be a finite number of seconds >= 0, got {budget}")
@@ -172,7 +179,9 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     if not optimal:
         # Improvement starts from the best list schedule; the beam's order is its first restart
         # (starting from it alone can trap the moves near it).
-        search = _Improvement(problem, seed, iterations, deadline, cancel,
+        steps = iterations if iterations is not None else \
+            default_schedule_iterations(problem.n, budget)
+        search = _Improvement(problem, seed, steps, deadline, cancel,
                               [] if beam is None else [beam])
         improved, origin = search.run(best)
         used = search.used
@@ -191,6 +200,13 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     return Schedule(tuple(names[v] for v in best), best_peak, given_peak, peaks, bound.bytes,
                     names[bound.node] if bound.node >= 0 else None, proof, None, source, seed,
                     used, cut)
+
+
+def default_schedule_iterations(nodes: int, budget: float) -> int:
+    """The improvement steps `schedule` takes on `nodes` nodes in `budget` seconds when none
+    are given: `NODE_STEPS_PER_SECOND` for each second, shared out over the nodes."""
+    seconds = min(max(budget, 0.0), 1e12)  # past that, the steps are as good as endless
+    return max(int(seconds * (NODE_STEPS_PER_SECOND // max(nodes, 1))), 1)
 
 
 class _OutOfTime(Exception):
