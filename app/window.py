@@ -120,7 +120,8 @@ class MainWindow(QMainWindow):
             "order": lambda: self.schedule_controls.choice.choose("best"),
             "packing": lambda: session.set_algorithm("search"),
             "allocator": self._show_expandable,
-            "in place": lambda: self.in_place.set(True)})
+            "in place": lambda: self.in_place.set(True),
+            "serial": lambda: session.set_conflicts("serial")})
         self.docks = {
             "requests": self._dock("Requests", self.request_list, Qt.DockWidgetArea.LeftDockWidgetArea),
             "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),

@@ -84,7 +84,7 @@ def test_each_lever_is_what_running_it_gives():
     graph = planner.load(DIAMOND)
     found = planner.explain(graph, budget=BUDGET)
     levers = {lever.lever: lever for lever in found.levers}
-    assert set(levers) == {"order", "packing", "allocator"}
+    assert set(levers) == {"order", "packing", "allocator", "serial"}
     best = planner.schedule(graph, budget=BUDGET)
     assert levers["order"].bytes_after == best.peak_bytes
     assert levers["order"].bytes_after == live_peak(planner.with_schedule(graph, best.order)).bytes
@@ -97,13 +97,17 @@ def test_each_lever_is_what_running_it_gives():
     assert levers["allocator"].bytes_after == expandable.peak_reserved_bytes
     assert levers["allocator"].saving_bytes == (found.reserved_bytes
                                                 - expandable.peak_reserved_bytes)
+    serial = planner.plan(graph, conflicts="serial")  # first fit, the order shown
+    assert levers["serial"].bytes_after == serial.slab_bytes
+    assert levers["serial"].saving_bytes == found.slab_bytes - serial.slab_bytes
     savings = [lever.saving_bytes for lever in found.levers]
     assert savings == sorted(savings, reverse=True)
 
 
 def test_a_chain_has_no_order_lever_and_a_searched_plan_no_packing_lever(tmp_path):
     graph = planner.load(_csv(tmp_path))
-    assert "order" not in {lever.lever for lever in planner.explain(graph, budget=BUDGET).levers}
+    assert not {"order", "serial"} & {lever.lever
+                                      for lever in planner.explain(graph, budget=BUDGET).levers}
     searched = planner.plan(graph, "search", conflicts="serial", budget=BUDGET)
     levers = planner.explain(graph, searched, budget=BUDGET).levers
     assert "packing" not in {lever.lever for lever in levers}
@@ -132,3 +136,26 @@ def test_cli_refuses_a_grouping_the_input_lacks_in_one_line(capsys):
     assert main(["explain", str(TINY_SNAPSHOT), "--by", "op", "--budget", "0.1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "groups by kind, frame" in err
+
+
+def test_the_serial_lever_is_the_slab_when_the_ops_run_in_the_order_shown():
+    # Two branches: under the dag model either branch's buffers may be live with the other's,
+    # one at a time in the order shown they never are.
+    data = {"nodes": ["a", "b1", "b2", "c1", "c2", "d"],
+            "edges": [["a", "b1"], ["a", "c1"], ["b1", "b2"], ["c1", "c2"], ["b2", "d"],
+                      ["c2", "d"]],
+            "schedule": ["a", "b1", "b2", "c1", "c2", "d"],
+            "buffers": [{"name": "x", "bytes": 1024, "uses": ["a", "b1", "c1"]},
+                        {"name": "b", "bytes": 4096, "uses": ["b1", "b2"]},
+                        {"name": "c", "bytes": 4096, "uses": ["c1", "c2"]},
+                        {"name": "bo", "bytes": 512, "uses": ["b2", "d"]},
+                        {"name": "co", "bytes": 512, "uses": ["c2", "d"]}]}
+    graph = planner.graph_from_dict(data)
+    found = planner.explain(graph, budget=BUDGET)
+    lever = next(lever for lever in found.levers if lever.lever == "serial")
+    assert found.conflicts == "dag" and found.slab_bytes == planner.plan(graph).slab_bytes
+    assert lever.bytes_after == planner.plan(graph, conflicts="serial").slab_bytes
+    assert lever.saving_bytes == found.slab_bytes - lever.bytes_after > 0
+    assert "--conflicts serial" in lever.change
+    under_serial = planner.explain(graph, conflicts="serial", budget=BUDGET)
+    assert "serial" not in {lever.lever for lever in under_serial.levers}

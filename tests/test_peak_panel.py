@@ -57,7 +57,8 @@ def test_levers_are_the_measured_ones_with_a_button_that_applies_a_saving(qtbot)
     applied = []
     session, panel = _panel(qtbot, DIAMOND, {"order": lambda: applied.append("order"),
                                              "packing": lambda: applied.append("packing"),
-                                             "allocator": lambda: applied.append("allocator")})
+                                             "allocator": lambda: applied.append("allocator"),
+                                             "serial": lambda: applied.append("serial")})
     found = panel.explanation
     assert found is not None and found.slab_bytes == session.plan.slab_bytes
     shown = [panel.levers.topLevelItem(i).text(0) for i in range(panel.levers.topLevelItemCount())]
@@ -180,3 +181,36 @@ def test_an_exported_window_shows_the_levers_measured_at_the_size_asked(qapp, tm
         window.close()
         window.deleteLater()
         collect_qt_garbage()
+
+
+def test_the_serial_levers_button_plans_under_serial_conflicts_and_undo_returns(qtbot):
+    from slabscope.app.window import MainWindow
+
+    data = {"nodes": ["a", "b1", "b2", "c1", "c2", "d"],
+            "edges": [["a", "b1"], ["a", "c1"], ["b1", "b2"], ["c1", "c2"], ["b2", "d"],
+                      ["c2", "d"]],
+            "buffers": [{"name": "x", "bytes": 1024, "uses": ["a", "b1", "c1"]},
+                        {"name": "b", "bytes": 4096, "uses": ["b1", "b2"]},
+                        {"name": "c", "bytes": 4096, "uses": ["c1", "c2"]},
+                        {"name": "bo", "bytes": 512, "uses": ["b2", "d"]},
+                        {"name": "co", "bytes": 512, "uses": ["c2", "d"]}]}
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    win.show()
+    win.session.set_graph(planner.graph_from_dict(data))
+    settled(qtbot, win)
+    panel = win.peak_panel
+    qtbot.waitUntil(lambda: panel.explanation is not None, timeout=10000)
+    levers = {panel.levers.topLevelItem(i).text(0): panel.levers.topLevelItem(i)
+              for i in range(panel.levers.topLevelItemCount())}
+    dag_slab = win.session.plan.slab_bytes
+    panel.levers.apply_button(levers["serial"]).click()
+    settled(qtbot, win)
+    assert win.session.conflicts == "serial" and win.session.plan.conflict_model == "serial"
+    assert win.session.plan.slab_bytes < dag_slab
+    # Measured anew for the serial plan, where the lever no longer applies.
+    qtbot.waitUntil(lambda: panel.explanation.conflicts == "serial", timeout=10000)
+    assert "serial" not in {lever.lever for lever in panel.explanation.levers}
+    win.session.undo_stack.undo()
+    settled(qtbot, win)
+    assert win.session.conflicts == "dag" and win.session.plan.slab_bytes == dag_slab

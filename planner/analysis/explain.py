@@ -12,7 +12,10 @@ It answers with the figures of docs/peak.md, each measured on the graph's own sc
   peak (where its DAG allows another order), `packing` plans with search instead of the chosen
   placer, `allocator` replays with `expandable_segments:True`, `in place` re-plans the graph
   rewritten by the opt-in in-place rule (`conflicts.in_place`) and gives its live peak, lower
-  bound and slab before and after. A lever that cannot apply to the input is absent. Each says
+  bound and slab before and after, and `serial` (for a plan under the dag model, whose DAG
+  allows other orders) plans the same placer under the serial model: the slab when the ops run
+  one at a time in the order shown, where the dag model keeps apart every two buffers some
+  order could hold live together. A lever that cannot apply to the input is absent. Each says
   in one line what the user would change to get it.
 """
 
@@ -26,7 +29,7 @@ from ..conflicts.conflict_model import conflict_model, default_conflicts
 from ..conflicts.in_place import in_place
 from ..model.graph import Graph
 from ..model.plan import Plan
-from ..placement.greedy import first_fit
+from ..placement.greedy import best_fit, first_fit, largest_first
 from ..placement.search import default_iterations, search
 from ..schedule.scheduling import fixed_reason, schedule
 from ..support.cancel import NEVER, CancelToken
@@ -145,6 +148,7 @@ def explain(graph: Graph, plan: Plan | None = None, *, conflicts: str | None = N
             found += _packing_lever(graph, model, chosen, budget, seed, cancel)
         found += _allocator_lever(graph, replay.peak_reserved_bytes, cancel)
         found += _in_place_lever(graph, peak, conflicts, chosen.slab_bytes, bound.bytes, cancel)
+        found += _serial_lever(graph, conflicts, chosen, cancel)
     found.sort(key=lambda lever: (-lever.saving_bytes, lever.lever))
     return Explanation(graph, peak, groups, conflicts, chosen.algorithm, chosen.slab_bytes, bound.bytes,
                        replay.peak_reserved_bytes, recorded, tuple(found))
@@ -160,8 +164,41 @@ def _order_lever(graph: Graph, peak: LivePeak, budget: float, seed: int,
     return [Lever("order", best.peak_bytes, peak.bytes - best.peak_bytes,
                   f"the best execution order found ({best.source}, {best.proof or 'no bound'}) "
                   f"against the given order's live peak",
-                  "run the ops in this order (for a training step: each optimizer update in a "
-                  "hook right after its gradient is final)")]
+                  _ORDER_CHANGE_STEP if _is_training_step(graph) else _ORDER_CHANGE)]
+
+
+_ORDER_CHANGE = "run the ops in this order (slabscope plan --schedule best)"
+_ORDER_CHANGE_STEP = ("run each optimizer update right after its gradient is final (the "
+                      "optimizer step in a post-accumulate-grad hook)")
+
+
+def _is_training_step(graph: Graph) -> bool:
+    """Whether `graph` is a recorded training step: it holds optimizer state."""
+    return any(buffer.kind == "optimizer_state" for buffer in graph.buffers)
+
+
+# The greedy placers by the name a plan gives them: the serial lever re-plans with the same one.
+_GREEDY = {"first-fit": first_fit, "best-fit": best_fit, "largest-first": largest_first}
+
+
+def _serial_lever(graph: Graph, conflicts: str, chosen: Plan,
+                  cancel: CancelToken) -> list[Lever]:
+    """Under the dag model, the chosen placer's slab under the serial model (the order shown),
+    in request order, against the chosen plan's; search's plan is set against first fit's
+    (absent under the serial model, and on a chain, where the models agree)."""
+    if conflicts != "dag" or fixed_reason(graph) is not None:
+        return []
+    cancel.check()
+    placer = chosen.algorithm if chosen.algorithm in _GREEDY else "first-fit"
+    with paused_collection():
+        serial = _GREEDY[placer](graph, conflict_model(graph, "serial"),
+                                 graph.request_order(None), None, 0.0, cancel=cancel)
+    return [Lever("serial", serial.slab_bytes, chosen.slab_bytes - serial.slab_bytes,
+                  f"{placer} under the serial model (the ops one at a time in the order shown) "
+                  f"against {chosen.algorithm}'s slab under the dag model (any order the DAG "
+                  f"allows)",
+                  "run the ops one at a time in the order shown (one stream) and plan under "
+                  "serial conflicts (slabscope plan --conflicts serial)")]
 
 
 def _packing_lever(graph: Graph, model, chosen, budget: float, seed: int,

@@ -30,7 +30,8 @@ LEVER_BUDGET = 1.0  # seconds each searching lever may spend in the window
 NAME_ROLE = Qt.ItemDataRole.UserRole
 WRAP_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVER_TEXT = {"order": "Apply the best order", "packing": "Plan with search",
-              "allocator": "Show expandable segments", "in place": "Plan in place"}
+              "allocator": "Show expandable segments", "in place": "Plan in place",
+              "serial": "Plan under serial conflicts"}
 COLUMNS = 5  # lever, saves, after, its button, what to change (how it was measured: tooltips)
 BUTTON_COLUMN = 3
 LEVER_ROWS_HEIGHT = 220  # pixels the levers take at most before they scroll
@@ -244,8 +245,9 @@ class PeakPanel(QWidget):
         graph, plan = self.session.graph, self.session.plan
         if graph is None or plan is None or (
                 self.explanation is not None and self.explanation.graph is graph
-                and (self.explanation.slab_bytes, self.explanation.algorithm)
-                == (plan.slab_bytes, plan.algorithm)):  # the levers measured for this plan
+                and (self.explanation.slab_bytes, self.explanation.algorithm,
+                     self.explanation.conflicts)
+                == (plan.slab_bytes, plan.algorithm, plan.conflict_model)):  # measured for it
             return
         self.levers.clear()
         self.levers.addTopLevelItem(QTreeWidgetItem(["measuring…"]))
