@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .conflicts.antichain import LowerBound
-from .conflicts.conflict_model import conflict_model
+from .conflicts.conflict_model import conflict_model, default_conflicts
 from .formats.safety.input_limits import check_slab
 from .model.graph import SIZE_LIMIT, Graph
 from .model.plan import Plan
@@ -24,14 +24,15 @@ ALGORITHMS = {
 
 
 def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int | None = None,
-         conflicts: str = "dag", budget: float = 2.0, *, cancel: CancelToken = NEVER,
+         conflicts: str | None = None, budget: float = 2.0, *, cancel: CancelToken = NEVER,
          seed: int = 0, iterations: int | None = None) -> Plan:
     """Plan `graph`: every buffer an offset in one slab.
 
     `algorithm`: "first-fit" (default), "largest-first", "best-fit" or "search";
     `order` is a list of buffer names placed first (default: the graph's request order);
-    `capacity`, when given, is a hard limit in bytes; `conflicts` is "dag" (default) or
-    "serial"; `budget` is the seconds "search" may spend; `cancel` stops the work from another
+    `capacity`, when given, is a hard limit in bytes; `conflicts` is "dag" or "serial"
+    (default: the graph's own, `default_conflicts`, as the command line and the window choose);
+    `budget` is the seconds "search" may spend; `cancel` stops the work from another
     thread (raising `Cancelled`). "search" is reproducible: `seed` picks its random choices
     and `iterations`, when given, bounds its steps (else the budget buys a fixed number of
     steps per second, scaled to the graph: `search_iterations`); the same graph, seed and
@@ -52,28 +53,30 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
         raise PlanError(f"iterations must be non-negative, got {iterations}")
     extra = {"seed": seed, "iterations": iterations} if algorithm == "search" else {}
     with paused_collection():
-        model = conflict_model(graph, conflicts)
+        model = conflict_model(graph, conflicts or default_conflicts(graph))
         result = ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity,
                                        budget, cancel=cancel, **extra)
     check_slab(result.slab_bytes, f"placing {graph.name!r} by {algorithm}")
     return result
 
 
-def search_iterations(graph: Graph, conflicts: str = "dag", budget: float = 2.0) -> int:
+def search_iterations(graph: Graph, conflicts: str | None = None, budget: float = 2.0) -> int:
     """The steps "search" takes on `graph` in `budget` seconds when `iterations` is not given:
     a fixed amount of work for each second of the budget (never a measurement of the machine),
     scaled to the graph, so the same graph, seed and budget give the same plan on any machine
-    unless the deadline cuts the work short."""
+    unless the deadline cuts the work short. `conflicts` as in `plan`."""
     with paused_collection():
-        return default_iterations(graph, conflict_model(graph, conflicts), budget)
+        model = conflict_model(graph, conflicts or default_conflicts(graph))
+        return default_iterations(graph, model, budget)
 
 
-def lower_bound(graph: Graph, conflicts: str = "dag", *, cancel: CancelToken = NEVER
+def lower_bound(graph: Graph, conflicts: str | None = None, *, cancel: CancelToken = NEVER
                 ) -> LowerBound:
-    """The lower bound on the slab of `graph` under conflict model `conflicts` ("dag", "serial").
+    """The lower bound on the slab of `graph` under conflict model `conflicts` ("dag", "serial";
+    default: the graph's own, as in `plan`).
 
     Reserved (aligned) bytes count. The witness is a set of pairwise conflicting buffers whose
     reserved bytes sum to the bound.
     """
     with paused_collection():
-        return conflict_model(graph, conflicts).lower_bound(cancel)
+        return conflict_model(graph, conflicts or default_conflicts(graph)).lower_bound(cancel)
