@@ -66,6 +66,12 @@ def test_a_recorded_step_plans_to_its_recorded_live_peak_by_default(capsys):
     peak = live_peak(planner.load(MLP_STEP)).bytes
     assert default["conflicts"] == "serial" and default["lower_bound_bytes"] == peak
     assert dag["conflicts"] == "dag" and dag["slab_bytes"] > default["slab_bytes"]
+    # The Python entry points choose as the command line does.
+    graph = planner.load(MLP_STEP)
+    chosen = planner.plan(graph)
+    assert chosen.conflict_model == "serial" and chosen.slab_bytes == default["slab_bytes"]
+    assert planner.lower_bound(graph).bytes == default["lower_bound_bytes"]
+    assert planner.plan(planner.load(DIAMOND)).conflict_model == "dag"
 
 
 def test_explain_names_the_model_of_its_slab(capsys):
