@@ -20,6 +20,18 @@ IN_PLACE_CHAIN = {"nodes": [{"name": "mm", "op": "mm", "inputs": ["w"], "outputs
                               {"name": "s", "bytes": 4, "kind": "output"}],
                   "schedule": ["mm", "relu", "sum"]}
 
+# Two branches from a to d: under the dag model either branch's buffers may be live with the
+# other's; one at a time in the order shown (b's branch, then c's) they never are.
+TWO_BRANCHES = {"nodes": ["a", "b1", "b2", "c1", "c2", "d"],
+                "edges": [["a", "b1"], ["a", "c1"], ["b1", "b2"], ["c1", "c2"], ["b2", "d"],
+                          ["c2", "d"]],
+                "schedule": ["a", "b1", "b2", "c1", "c2", "d"],
+                "buffers": [{"name": "x", "bytes": 1024, "uses": ["a", "b1", "c1"]},
+                            {"name": "b", "bytes": 4096, "uses": ["b1", "b2"]},
+                            {"name": "c", "bytes": 4096, "uses": ["c1", "c2"]},
+                            {"name": "bo", "bytes": 512, "uses": ["b2", "d"]},
+                            {"name": "co", "bytes": 512, "uses": ["c2", "d"]}]}
+
 
 def onnx_light_model(name: str) -> Path:
     """A model of the onnx package's backend test data (weights stripped), e.g.

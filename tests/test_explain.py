@@ -12,7 +12,7 @@ from slabscope.app.cli import main
 from slabscope.planner.allocator.allocator_replay import replay_graph
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings
 from slabscope.planner.analysis.peak import live_peak
-from tests.examples import DIAMOND, RELU_UNFUSED, onnx_light_model
+from tests.examples import DIAMOND, RELU_UNFUSED, TWO_BRANCHES, onnx_light_model
 from tests.snapshot_builder import TINY_SNAPSHOT
 
 PT2 = RELU_UNFUSED.parent.parent.parent / "tests" / "data" / "pt2" / "attention.pt2"
@@ -139,18 +139,7 @@ def test_cli_refuses_a_grouping_the_input_lacks_in_one_line(capsys):
 
 
 def test_the_serial_lever_is_the_slab_when_the_ops_run_in_the_order_shown():
-    # Two branches: under the dag model either branch's buffers may be live with the other's,
-    # one at a time in the order shown they never are.
-    data = {"nodes": ["a", "b1", "b2", "c1", "c2", "d"],
-            "edges": [["a", "b1"], ["a", "c1"], ["b1", "b2"], ["c1", "c2"], ["b2", "d"],
-                      ["c2", "d"]],
-            "schedule": ["a", "b1", "b2", "c1", "c2", "d"],
-            "buffers": [{"name": "x", "bytes": 1024, "uses": ["a", "b1", "c1"]},
-                        {"name": "b", "bytes": 4096, "uses": ["b1", "b2"]},
-                        {"name": "c", "bytes": 4096, "uses": ["c1", "c2"]},
-                        {"name": "bo", "bytes": 512, "uses": ["b2", "d"]},
-                        {"name": "co", "bytes": 512, "uses": ["c2", "d"]}]}
-    graph = planner.graph_from_dict(data)
+    graph = planner.graph_from_dict(TWO_BRANCHES)
     found = planner.explain(graph, budget=BUDGET)
     lever = next(lever for lever in found.levers if lever.lever == "serial")
     assert found.conflicts == "dag" and found.slab_bytes == planner.plan(graph).slab_bytes

@@ -12,7 +12,7 @@ from slabscope import planner
 from slabscope.app.state.session import Session
 from slabscope.app.views.panels.peak_panel import COLUMNS, LEVER_TEXT, NAME_ROLE, PeakPanel
 from slabscope.planner.analysis.peak import live_peak
-from tests.examples import DIAMOND, RELU_UNFUSED
+from tests.examples import DIAMOND, RELU_UNFUSED, TWO_BRANCHES
 from tests.qt_waits import settled
 
 
@@ -22,6 +22,18 @@ def _panel(qtbot, path, appliers=None):
     panel = PeakPanel(session, appliers=appliers)
     qtbot.addWidget(panel)
     return session, panel
+
+
+def _window(qtbot, graph):
+    """A window shown over `graph`, its plan arrived."""
+    from slabscope.app.window import MainWindow
+
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    win.show()
+    win.session.set_graph(graph)
+    settled(qtbot, win)
+    return win
 
 
 def test_the_ranked_list_is_who_is_live_at_the_live_peak(qtbot):
@@ -88,19 +100,13 @@ def test_the_window_shows_the_peak_tab_in_front_and_a_slab_click_reveals(qtbot):
 
 
 def test_a_peak_row_scrolls_the_request_list_and_the_inspector_to_its_buffer(qtbot):
-    from slabscope.app.window import MainWindow
-
     # A chain of 300 buffers growing in size: the live peak is at the end of every list.
     count = 300
     data = {"nodes": [f"n{i}" for i in range(count + 1)],
             "edges": [[f"n{i}", f"n{i + 1}"] for i in range(count)],
             "buffers": [{"name": f"b{i}", "bytes": 4096 * (i + 1), "uses": [f"n{i}", f"n{i + 1}"]}
                         for i in range(count)]}
-    win = MainWindow(Session())
-    qtbot.addWidget(win)
-    win.show()
-    win.session.set_graph(planner.graph_from_dict(data))
-    settled(qtbot, win)
+    win = _window(qtbot, planner.graph_from_dict(data))
     panel = win.peak_panel
     item = panel.rows.topLevelItem(0)
     name = item.data(0, NAME_ROLE)
@@ -184,21 +190,7 @@ def test_an_exported_window_shows_the_levers_measured_at_the_size_asked(qapp, tm
 
 
 def test_the_serial_levers_button_plans_under_serial_conflicts_and_undo_returns(qtbot):
-    from slabscope.app.window import MainWindow
-
-    data = {"nodes": ["a", "b1", "b2", "c1", "c2", "d"],
-            "edges": [["a", "b1"], ["a", "c1"], ["b1", "b2"], ["c1", "c2"], ["b2", "d"],
-                      ["c2", "d"]],
-            "buffers": [{"name": "x", "bytes": 1024, "uses": ["a", "b1", "c1"]},
-                        {"name": "b", "bytes": 4096, "uses": ["b1", "b2"]},
-                        {"name": "c", "bytes": 4096, "uses": ["c1", "c2"]},
-                        {"name": "bo", "bytes": 512, "uses": ["b2", "d"]},
-                        {"name": "co", "bytes": 512, "uses": ["c2", "d"]}]}
-    win = MainWindow(Session())
-    qtbot.addWidget(win)
-    win.show()
-    win.session.set_graph(planner.graph_from_dict(data))
-    settled(qtbot, win)
+    win = _window(qtbot, planner.graph_from_dict(TWO_BRANCHES))
     panel = win.peak_panel
     qtbot.waitUntil(lambda: panel.explanation is not None, timeout=10000)
     levers = {panel.levers.topLevelItem(i).text(0): panel.levers.topLevelItem(i)
