@@ -206,3 +206,15 @@ def test_the_serial_levers_button_plans_under_serial_conflicts_and_undo_returns(
     win.session.undo_stack.undo()
     settled(qtbot, win)
     assert win.session.conflicts == "dag" and win.session.plan.slab_bytes == dag_slab
+
+
+def test_the_windows_levers_are_explains_figures(qtbot):
+    # The same file, plan, seed and budget: the same steps, so the same savings to the byte.
+    step = Path(__file__).parent / "data" / "steps" / "block_sgd_step.json"
+    win = _window(qtbot, planner.load(step))
+    panel = win.peak_panel
+    qtbot.waitUntil(lambda: panel.explanation is not None, timeout=20000)
+    found = planner.explain(win.session.graph, win.session.plan)
+    assert [(lever.lever, lever.bytes_after) for lever in panel.explanation.levers] == \
+        [(lever.lever, lever.bytes_after) for lever in found.levers]
+    assert any(lever.lever == "order" for lever in found.levers)

@@ -137,7 +137,8 @@ def format_explanation(name: str, found: Explanation, grouping: str, top: int) -
                      f"{len(rest):,} more groups")
     lines += ["", f"{'slab':<14}{mib(found.slab_bytes):>10}  ({found.algorithm}, "
                   f"{found.conflicts} conflicts)",
-              f"{'lower bound':<14}{mib(found.lower_bound_bytes):>10}  (gap {found.gap:.1%})",
+              f"{'lower bound':<14}{mib(found.lower_bound_bytes):>10}  ({found.conflicts} "
+              f"conflicts, gap {found.gap:.1%})",
               f"{'reserved':<14}{mib(found.reserved_bytes):>10}  (PyTorch caching allocator, "
               f"modelled on this order)"]
     if found.recorded_reserved_bytes is not None:

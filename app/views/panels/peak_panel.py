@@ -22,11 +22,14 @@ from slabscope import planner
 from slabscope.app.state.tasks import ImmediateExecutor, Task
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.peak_headline import peak_text, session_live_peak, use_live_peak
+from slabscope.planner.analysis.explain import DEFAULT_LEVER_BUDGET
 from slabscope.planner.analysis.peak import group, key_of, supported_groupings
 
 BUFFERS = "buffer"  # the ungrouped, ranked list
 ROWS_SHOWN = 500    # rows of the ranked list (Y_1's peak has 4,971; the rest are summed)
-LEVER_BUDGET = 1.0  # seconds each searching lever may spend in the window
+# Seconds each searching lever may spend: `slabscope explain`'s default, so that the window's
+# levers are its figures (a budget buys a fixed number of steps, whatever the machine).
+LEVER_BUDGET = DEFAULT_LEVER_BUDGET
 NAME_ROLE = Qt.ItemDataRole.UserRole
 WRAP_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVER_TEXT = {"order": "Apply the best order", "packing": "Plan with search",
