@@ -40,15 +40,22 @@ BUTTON_COLUMN = 3
 LEVER_ROWS_HEIGHT = 220  # pixels the levers take at most before they scroll
 
 
+# A zero-width space after these lets a line break inside a long token such as
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the style wraps at word boundaries only and
+# cuts a word longer than the line).
+_BREAK_AFTER = str.maketrans({c: c + "\u200b" for c in "=:_/,"})
+
+
 class WrappedText(QStyledItemDelegate):
     """A column whose text wraps at the column's width in the rows marked `WRAP_ROLE` (one
     line, cut at the end, in the others): a tree view asks its cells' heights without saying
-    that width, so this works it out as the style draws it, breaking a word only where it
-    is longer than a line."""
+    that width, so this works it out as the style draws the text."""
 
     def initStyleOption(self, option, index) -> None:
         super().initStyleOption(option, index)
-        if not index.data(WRAP_ROLE):
+        if index.data(WRAP_ROLE):
+            option.text = option.text.translate(_BREAK_AFTER)
+        else:
             option.features &= ~QStyleOptionViewItem.ViewItemFeature.WrapText
 
     def sizeHint(self, option, index) -> QSize:
@@ -59,8 +66,8 @@ class WrappedText(QStyledItemDelegate):
         margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
         width = max(view.header().sectionSize(index.column()) - 2 * margin, 1)
         wrap = QTextOption()
-        wrap.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        text = QTextLayout(str(index.data() or ""), option.font)
+        wrap.setWrapMode(QTextOption.WrapMode.WordWrap)
+        text = QTextLayout(str(index.data() or "").translate(_BREAK_AFTER), option.font)
         text.setTextOption(wrap)
         text.beginLayout()
         height = 0.0
