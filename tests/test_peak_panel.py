@@ -218,3 +218,40 @@ def test_the_windows_levers_are_explains_figures(qtbot):
     assert [(lever.lever, lever.bytes_after) for lever in panel.explanation.levers] == \
         [(lever.lever, lever.bytes_after) for lever in found.levers]
     assert any(lever.lever == "order" for lever in found.levers)
+
+
+def test_a_long_token_breaks_where_its_line_is_too_short(qtbot):
+    from PySide6.QtGui import QTextLayout, QTextOption
+    from PySide6.QtWidgets import QStyleOptionViewItem, QTreeWidgetItem
+
+    from slabscope.app.views.panels.peak_panel import WRAP_ROLE, LeverTable
+
+    table = LeverTable()
+    qtbot.addWidget(table)
+    text = "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    item = QTreeWidgetItem(["allocator", "5.8 GiB", "473 GiB", "", text])
+    item.setData(COLUMNS - 1, WRAP_ROLE, True)
+    table.addTopLevelItem(item)
+    table.resize(420, 200)
+    table.show()
+    qtbot.waitExposed(table)
+    column = table.header().sectionSize(COLUMNS - 1)
+    assert table.fontMetrics().horizontalAdvance(text.split()[1]) > column  # wider than a line
+    index = table.indexFromItem(item, COLUMNS - 1)
+    option = QStyleOptionViewItem()
+    table.itemDelegateForColumn(COLUMNS - 1).initStyleOption(option, index)
+    # Laid out as the style lays it out (at word boundaries), no line is wider than the column.
+    wrap = QTextOption()
+    wrap.setWrapMode(QTextOption.WrapMode.WordWrap)
+    layout = QTextLayout(option.text, option.font)
+    layout.setTextOption(wrap)
+    layout.beginLayout()
+    widths, line = [], layout.createLine()
+    while line.isValid():
+        line.setLineWidth(column - 6)
+        widths.append(line.naturalTextWidth())
+        line = layout.createLine()
+    layout.endLayout()
+    assert len(widths) >= 2 and max(widths) <= column - 6
+    assert option.text.replace("\u200b", "") == text  # only break points were added
+    assert table.visualItemRect(item).height() >= len(widths) * table.fontMetrics().lineSpacing()
