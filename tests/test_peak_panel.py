@@ -10,7 +10,8 @@ from PySide6.QtGui import QImage
 
 from slabscope import planner
 from slabscope.app.state.session import Session
-from slabscope.app.views.panels.peak_panel import COLUMNS, LEVER_TEXT, NAME_ROLE, PeakPanel
+from slabscope.app.views.panels.lever_table import COLUMNS
+from slabscope.app.views.panels.peak_panel import LEVER_TEXT, NAME_ROLE, PeakPanel
 from slabscope.planner.analysis.peak import live_peak
 from tests.examples import DIAMOND, RELU_UNFUSED, TWO_BRANCHES
 from tests.qt_waits import settled
@@ -224,7 +225,7 @@ def test_a_long_token_breaks_where_its_line_is_too_short(qtbot):
     from PySide6.QtGui import QTextLayout, QTextOption
     from PySide6.QtWidgets import QStyleOptionViewItem, QTreeWidgetItem
 
-    from slabscope.app.views.panels.peak_panel import WRAP_ROLE, LeverTable
+    from slabscope.app.views.panels.lever_table import WRAP_ROLE, LeverTable
 
     table = LeverTable()
     qtbot.addWidget(table)
