@@ -34,6 +34,7 @@ from slabscope.app.views.timeline.live_bytes_view import graph_is_time_chain
 
 TEXT_MIN_SCALE = 0.6          # below this zoom a 14 px label is under 9 px tall: draw plain boxes
 SHAPE_MIN_PIXELS = 9.0        # boxes shorter than this on screen lose their border and corners
+NO_TEXT, NAME_ONLY, OP_AND_NAME = "none", "name", "op and name"  # what a box shows (`_text_at`)
 NO_PEN = QPen(Qt.PenStyle.NoPen)  # one pen for every node item (made from the enum per item)
 ZOOM_STEP = 1.25
 MAX_FIT_SCALE = 1.5           # small graphs are enlarged this far at most, so boxes stay modest
@@ -108,7 +109,8 @@ class NodeItem(QGraphicsRectItem):
             painter.fillRect(QRectF(self.box.left() + 5, self.box.bottom() - BAR_HEIGHT - BAR_INSET,
                                     max(1.0, (self.box.width() - 10) * bar), BAR_HEIGHT),
                              BAR_COLOUR)
-        if detail < TEXT_MIN_SCALE and self.view._exporting:
+        drawn = self._text_at(detail)
+        if drawn == NAME_ONLY:
             # A picture has no zoom to read labels by: draw the name at the least legible size,
             # cut to the room it has.
             font = QFont(self.view.label_font)
@@ -127,9 +129,17 @@ class NodeItem(QGraphicsRectItem):
                 area = self.box
             painter.setPen(text)
             painter.drawText(area, Qt.AlignmentFlag.AlignCenter, label)
-            return
-        if detail >= TEXT_MIN_SCALE:
+        elif drawn == OP_AND_NAME:
             self._draw_line(painter, text)
+
+    def _text_at(self, detail: float) -> str:
+        """What text the box shows at zoom `detail`: none (too small, or below the readable
+        size on screen), the name alone (an export below that size) or the op and name."""
+        if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS:
+            return NO_TEXT
+        if detail >= TEXT_MIN_SCALE:
+            return OP_AND_NAME
+        return NAME_ONLY if self.view.exporting else NO_TEXT
 
     def _draw_line(self, painter: QPainter, text: QColor) -> None:
         """The op, then the name in a softer colour, on one line centred above the bar."""
@@ -156,12 +166,12 @@ class NodeItem(QGraphicsRectItem):
     def drawn_lines(self, detail: float) -> tuple[str, ...]:
         """The lines of text `paint` draws in the box at zoom `detail` (an export's small
         labels are cut to their room, so their ends may differ)."""
-        if detail * NODE_HEIGHT < SHAPE_MIN_PIXELS or (detail < TEXT_MIN_SCALE
-                                                        and not self.view.exporting):
-            return ()
-        if detail < TEXT_MIN_SCALE:
+        drawn = self._text_at(detail)
+        if drawn == NAME_ONLY:
             return (self.name,)
-        return tuple(line for line in (self.label, self.op_label) if line)
+        if drawn == OP_AND_NAME:
+            return tuple(line for line in (self.label, self.op_label) if line)
+        return ()
 
     def hoverEnterEvent(self, event) -> None:
         if not self.toolTip():  # written when first needed: 10,000 of them cost a stall up front
