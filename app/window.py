@@ -554,7 +554,10 @@ class MainWindow(QMainWindow):
             if not self.testAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen):
                 self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
                 self.settings.setValue(LAYOUT_KEY, self.saveState())
-                compared = self.compare_controller.remembered()
+                # A comparison is done again at the next start only where its dock was left
+                # open (in front or behind a tab): a closed dock means no longer wanted.
+                open_ = self.docks["compare"].toggleViewAction().isChecked()
+                compared = self.compare_controller.remembered() if open_ else None
                 if compared is None:
                     self.settings.remove(COMPARE_KEY)
                 else:

@@ -115,6 +115,8 @@ def test_a_closed_compare_dock_stays_closed_and_a_session_file_names_its_own(qtb
                                                                             files, monkeypatch):
     ini = tmp_path / "settings.ini"
     compared_and_closed(qtbot, ini, monkeypatch, files, lambda window, dock: dock.close())
+    # Closed, the comparison is not remembered: the next start does not compare again.
+    assert QSettings(str(ini), QSettings.Format.IniFormat).value(COMPARE_KEY) is None
     window, errors = started(qtbot, ini, monkeypatch)
     assert window.docks["compare"].isHidden()
     session = tmp_path / "own.slabscope"
