@@ -8,19 +8,14 @@ from .conflicts.conflict_model import conflict_model, default_conflicts
 from .formats.safety.input_limits import check_slab
 from .model.graph import SIZE_LIMIT, Graph
 from .model.plan import Plan
-from .placement.greedy import best_fit, first_fit, largest_first
+from .placement.greedy import GREEDY
 from .placement.search import default_iterations, search
 from .support.cancel import NEVER, CancelToken
 from .support.errors import PlanError
 from .support.gc_pause import paused_collection
 
 # Name -> placer(graph, model, request_order, capacity, budget, *, cancel) -> Plan.
-ALGORITHMS = {
-    "first-fit": first_fit,
-    "largest-first": largest_first,
-    "best-fit": best_fit,
-    "search": search,
-}
+ALGORITHMS = {**GREEDY, "search": search}
 
 
 def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int | None = None,

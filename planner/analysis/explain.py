@@ -29,7 +29,7 @@ from ..conflicts.conflict_model import conflict_model, default_conflicts
 from ..conflicts.in_place import in_place
 from ..model.graph import Graph
 from ..model.plan import Plan
-from ..placement.greedy import best_fit, first_fit, largest_first
+from ..placement.greedy import GREEDY, first_fit
 from ..placement.search import default_iterations, search
 from ..schedule.scheduling import fixed_reason, schedule
 from ..support.cancel import NEVER, CancelToken
@@ -177,10 +177,6 @@ def _is_training_step(graph: Graph) -> bool:
     return any(buffer.kind == "optimizer_state" for buffer in graph.buffers)
 
 
-# The greedy placers by the name a plan gives them: the serial lever re-plans with the same one.
-_GREEDY = {"first-fit": first_fit, "best-fit": best_fit, "largest-first": largest_first}
-
-
 def _serial_lever(graph: Graph, conflicts: str, chosen: Plan,
                   cancel: CancelToken) -> list[Lever]:
     """Under the dag model, the chosen placer's slab under the serial model (the order shown),
@@ -189,9 +185,9 @@ def _serial_lever(graph: Graph, conflicts: str, chosen: Plan,
     if conflicts != "dag" or fixed_reason(graph) is not None:
         return []
     cancel.check()
-    placer = chosen.algorithm if chosen.algorithm in _GREEDY else "first-fit"
+    placer = chosen.algorithm if chosen.algorithm in GREEDY else "first-fit"
     with paused_collection():
-        serial = _GREEDY[placer](graph, conflict_model(graph, "serial"),
+        serial = GREEDY[placer](graph, conflict_model(graph, "serial"),
                                  graph.request_order(None), None, 0.0, cancel=cancel)
     return [Lever("serial", serial.slab_bytes, chosen.slab_bytes - serial.slab_bytes,
                   f"{placer} under the serial model (the ops one at a time in the order shown) "

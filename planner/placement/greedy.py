@@ -100,3 +100,7 @@ def best_fit(graph: Graph, model, order, capacity: int | None, budget: float, *,
              cancel: CancelToken = NEVER) -> Plan:
     """Request order, each buffer in the smallest clear gap that holds it."""
     return plan_order(graph, model, order, "best", capacity, "best-fit", cancel=cancel)
+
+
+# The greedy placers by the name their plans carry.
+GREEDY = {"first-fit": first_fit, "largest-first": largest_first, "best-fit": best_fit}
