@@ -246,7 +246,7 @@ def _exact_peak(graph: Graph, order: np.ndarray) -> int:
 class _Improvement:
     """Window reordering, local moves and restarts under a step limit, deadline and cancel."""
 
-    def __init__(self, problem: ScheduleProblem, seed: int, iterations: int | None,
+    def __init__(self, problem: ScheduleProblem, seed: int, iterations: int,
                  deadline: float, cancel: CancelToken, restarts: list[np.ndarray]):
         self.problem = problem
         self.restarts = [("beam", order) for order in restarts]
@@ -259,7 +259,7 @@ class _Improvement:
 
     def over(self) -> bool:
         self.cancel.check()
-        if self.limit is not None and self.used >= self.limit:
+        if self.used >= self.limit:
             return True
         self.cut = time.perf_counter() >= self.deadline
         return self.cut
