@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .conflicts.antichain import LowerBound
-from .conflicts.conflict_model import conflict_model, default_conflicts
+from .conflicts.conflict_model import ConflictModel, conflict_model, default_conflicts
 from .formats.safety.input_limits import check_slab
 from .model.graph import SIZE_LIMIT, Graph
 from .model.plan import Plan
@@ -48,7 +48,7 @@ def plan(graph: Graph, algorithm: str = "first-fit", order=None, capacity: int |
         raise PlanError(f"iterations must be non-negative, got {iterations}")
     extra = {"seed": seed, "iterations": iterations} if algorithm == "search" else {}
     with paused_collection():
-        model = conflict_model(graph, conflicts or default_conflicts(graph))
+        model = _model(graph, conflicts)
         result = ALGORITHMS[algorithm](graph, model, graph.request_order(order), capacity,
                                        budget, cancel=cancel, **extra)
     check_slab(result.slab_bytes, f"placing {graph.name!r} by {algorithm}")
@@ -61,8 +61,7 @@ def search_iterations(graph: Graph, conflicts: str | None = None, budget: float 
     scaled to the graph, so the same graph, seed and budget give the same plan on any machine
     unless the deadline cuts the work short. `conflicts` as in `plan`."""
     with paused_collection():
-        model = conflict_model(graph, conflicts or default_conflicts(graph))
-        return default_iterations(graph, model, budget)
+        return default_iterations(graph, _model(graph, conflicts), budget)
 
 
 def lower_bound(graph: Graph, conflicts: str | None = None, *, cancel: CancelToken = NEVER
@@ -74,4 +73,9 @@ def lower_bound(graph: Graph, conflicts: str | None = None, *, cancel: CancelTok
     reserved bytes sum to the bound.
     """
     with paused_collection():
-        return conflict_model(graph, conflicts or default_conflicts(graph)).lower_bound(cancel)
+        return _model(graph, conflicts).lower_bound(cancel)
+
+
+def _model(graph: Graph, conflicts: str | None) -> ConflictModel:
+    """The conflict model `conflicts` over `graph`, by default the graph's own."""
+    return conflict_model(graph, conflicts or default_conflicts(graph))
