@@ -63,6 +63,13 @@ BACKGROUND = QColor("#FFFFFF")
 EDGE_LABEL_COLOR = QColor("#5B6475")
 
 
+def _best_shift(shifts: np.ndarray, whole: np.ndarray) -> float:
+    """Of the view's candidate `shifts`, the one that shows the most boxes whole (`whole`: a
+    row per shift, a column per box), the least far of those."""
+    counts = whole.sum(axis=1)
+    return float(shifts[max(range(len(shifts)), key=lambda k: (counts[k], -abs(shifts[k])))])
+
+
 class NodeItem(QGraphicsRectItem):
     """One node's box and label; its colour comes from the view's current highlight.
 
@@ -1004,10 +1011,9 @@ class DagView(QGraphicsView):
         shifts = np.concatenate(([0.0], tops - TOP_ROOM - shown.top(),
                                  bottoms + TOP_ROOM - shown.bottom()))
         shifts = shifts[np.abs(shifts) <= limit]
-        whole = [int(np.count_nonzero((tops >= shown.top() + d) & (bottoms <= shown.bottom() + d)))
-                 for d in shifts.tolist()]
-        best = max(range(len(shifts)), key=lambda k: (whole[k], -abs(shifts[k])))
-        self.centerOn(shown.center().x(), shown.center().y() + float(shifts[best]))
+        d = shifts[:, None]
+        whole = (tops >= shown.top() + d) & (bottoms <= shown.bottom() + d)
+        self.centerOn(shown.center().x(), shown.center().y() + _best_shift(shifts, whole))
 
     def _shift_to_whole_boxes(self, anchor: int) -> None:
         """Move the view sideways, keeping node `anchor` whole in it and the view inside the
@@ -1039,9 +1045,7 @@ class DagView(QGraphicsView):
         whole = (lefts >= shown.left() + d) & (rights <= shown.right() + d)
         if not overview.isEmpty():
             whole &= ~(beside & (lefts < overview.right() + d) & (rights > overview.left() + d))
-        counts = whole.sum(axis=1)
-        best = max(range(len(shifts)), key=lambda k: (counts[k], -abs(shifts[k])))
-        self.centerOn(shown.center().x() + float(shifts[best]), shown.center().y())
+        self.centerOn(shown.center().x() + _best_shift(shifts, whole), shown.center().y())
 
     def _plan_changed(self, *_) -> None:
         """A plan arrived: a view the user has not moved goes to the live peak."""

@@ -32,6 +32,7 @@ LEVER_TEXT = {"order": "Apply the best order", "packing": "Plan with search",
               "allocator": "Show expandable segments", "in place": "Plan in place",
               "serial": "Plan under serial conflicts"}
 
+
 class PeakPanel(QWidget):
     """The live peak, who is live there and the measured levers; `executor` runs the levers off
     the GUI thread (default: at once, for tests), `appliers` maps a lever's name to what applies
