@@ -450,6 +450,11 @@ def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
         else:
             winners[v], losers[v] = a, b
     top = winners[1] if leaves > 1 else 0
+    # Each loser's key beside it (in the winners' rows, free now): a replay reads one row a
+    # level, not a row and then the key it names.
+    loser_keys = tree[leaves:2 * leaves]
+    for v in range(1, leaves):
+        loser_keys[v] = keys[losers[v]]
     while True:
         # The main list's spans up to the lowest other head, and on while they lie closer
         # together than the request.
@@ -480,6 +485,9 @@ def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
         read += 1
         if span_hi[h] <= cursor:  # wholly below the cursor: find the list's next span above
             h = _first_above(span_hi, h, end, cursor)
+            # One that reaches down to the cursor closes no gap, so it blocks now, before any
+            # head above the cursor, without a second match.
+            blocks = h < end and span_lo[h] <= cursor
         else:
             gap = span_lo[h] - cursor
             if gap >= window:  # it closes a gap that holds the request
@@ -488,6 +496,8 @@ def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
                     best_gap = gap
                     if gap == need:
                         return best, read
+            blocks = True
+        if blocks:
             cursor = span_hi[h]
             h += 1
             while h < end and span_lo[h] - cursor < window:
@@ -495,14 +505,14 @@ def _best_fit(need, lists, heads, tails, span_lo, span_hi, keys, tree):
                 h += 1
                 read += 1
         heads[q] = h
-        keys[q] = span_lo[h] if h < end else _NONE
+        key = span_lo[h] if h < end else _NONE
+        keys[q] = key
         # Replay q's matches from its leaf up; the last winner is the lowest head.
         v = (leaves + q) >> 1
         while v >= 1:
-            other = losers[v]
-            if keys[other] < keys[q]:
-                losers[v] = q
-                q = other
+            if loser_keys[v] < key:
+                losers[v], q = q, losers[v]
+                loser_keys[v], key = key, loser_keys[v]
             v >>= 1
         top = q
     if best >= 0:
