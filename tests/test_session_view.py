@@ -48,7 +48,7 @@ def test_a_session_without_view_settings_opens_with_the_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("view, message", [
-    ({"tab": "dag"}, "view 'tab' must be one of slab, lifetime, timeline, got 'dag'"),
+    ({"tab": "dag"}, "view 'tab' must be one of slab, lifetime, timeline, allocator, got 'dag'"),
     ({"zoom": [5, 1]}, "view 'zoom' must be [first, last] bytes"),
     ({"zoom": [True, 5]}, "view 'zoom' must be"),
     ({"follow_lanes": 1}, "view 'follow_lanes' must be true or false, got 1"),

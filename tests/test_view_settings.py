@@ -65,3 +65,23 @@ def test_export_options_set_the_view(qapp, tmp_path):
     assert main(["export", str(TINY_SNAPSHOT), "--view", "map", "--addresses", "pytorch",
                  "--png", str(pytorch)]) == 0
     assert QImage(str(planned)) != QImage(str(pytorch))
+
+
+def test_the_allocator_tab_is_remembered_and_brought_back(qtbot):
+    session = Session()
+    session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.docks["allocator"].raise_()
+    qtbot.waitUntil(lambda: session.view.tab == "allocator")
+    again = Session()
+    again.view.tab = session.view.tab
+    again.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
+    other = MainWindow(again)
+    qtbot.addWidget(other)
+    other.show()
+    qtbot.waitExposed(other)
+    assert not other.docks["allocator"].visibleRegion().isEmpty()
+    assert other.docks["slab"].visibleRegion().isEmpty()

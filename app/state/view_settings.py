@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 ADDRESSES = ("planned", "pytorch")
 SLAB_VIEWS = ("lanes", "step")
-TABS = ("slab", "lifetime", "timeline")
+TABS = ("slab", "lifetime", "timeline", "allocator")
 COLOURINGS = ("kind", "frame")
 VIEW_KEYS = ("addresses", "slab", "tab", "zoom", "follow_lanes", "colours")
 
