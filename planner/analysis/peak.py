@@ -6,8 +6,11 @@ both included, and the peak is the first step where the live total is largest. I
 plan for that order must hold at once, whatever the allocator; the slab of a plan and PyTorch's
 reserved bytes are measured against it.
 
-Each buffer live there is attributed, for grouping, to the node that first uses it (its
-producer in a program, its alloc event in a snapshot):
+Each buffer live there is attributed, for grouping, to its first user (`first_users`): the first
+node in the schedule that names it among its operands, where nodes name them (its producer in a
+program, or a weight's first reader), else the node at its first use (its alloc event in a
+snapshot). A recorded training step stretches the uses of weights, optimizer state and inputs to
+the step's first and last nodes, which never touch them: the operands say who does.
 
 - `op`: that node's op (programs only);
 - `kind`: the buffer's kind (`weight`, `activation`, ...; a snapshot block's category);
@@ -37,7 +40,7 @@ class LivePeak:
 
     curve: LiveBytes
     buffers: tuple[int, ...]   # indices into graph.buffers
-    producers: tuple[int, ...]  # per live buffer, the index of the node that first uses it
+    producers: tuple[int, ...]  # per live buffer, the index of its first user
 
     @property
     def step(self) -> int:
@@ -72,11 +75,25 @@ def live_peak(graph: Graph) -> LivePeak:
     if not graph.buffers or not len(curve.bytes):
         return LivePeak(curve, (), ())
     buffers = live_at(graph, curve.peak_step)
+    users = first_users(graph)
+    return LivePeak(curve, buffers, tuple(int(users[b]) for b in buffers))
+
+
+def first_users(graph: Graph) -> np.ndarray:
+    """Per buffer, the index of the node it is attributed to (see the module's definition)."""
     model = conflict_model(graph, "serial")
-    first = np.asarray(model.use_steps()[0], dtype=np.int64)
     schedule = np.asarray(model.schedule, dtype=np.int64)
-    producers = tuple(int(schedule[first[b]]) for b in buffers)
-    return LivePeak(curve, buffers, producers)
+    users = schedule[np.asarray(model.use_steps()[0], dtype=np.int64)]
+    index = graph.buffer_index
+    named = np.zeros(len(graph.buffers), dtype=bool)
+    for n in schedule.tolist():
+        node = graph.nodes[n]
+        for name in (*node.outputs, *node.inputs, *node.workspace):
+            b = index.get(name)
+            if b is not None and not named[b]:
+                named[b] = True
+                users[b] = n
+    return users
 
 
 def live_at(graph: Graph, step: int) -> tuple[int, ...]:

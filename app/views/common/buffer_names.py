@@ -1,26 +1,23 @@
-"""Names that tell what a buffer is: its own name and the op of the node that first uses it
-("r82 · Concat"), shortened at the end, never in the middle (the whole name is on hover)."""
+"""Names that tell what a buffer is: its own name and the op of its first user ("r82 · Concat"),
+shortened at the end, never in the middle (the whole name is on hover)."""
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import Qt
 
 from slabscope import planner
 from slabscope.app.state.identity_cache import IdentityCache
+from slabscope.planner.analysis.peak import first_users
 
 SEPARATOR = " · "
 
 
 def _first_ops(graph: planner.Graph) -> tuple[str, ...]:
-    """Per buffer, the op of the node that first uses it in the schedule ("" where unknown);
-    the same node `analysis.peak` attributes it to."""
+    """Per buffer, the op of its first user ("" where unknown): the node `analysis.peak`
+    attributes it to."""
     if not any(node.op for node in graph.nodes):
         return ("",) * len(graph.buffers)
-    model = planner.conflict_model(graph, "serial")
-    first, _ = model.use_steps()
-    producers = np.asarray(model.schedule, dtype=np.int64)[np.asarray(first, dtype=np.int64)]
-    return tuple(graph.nodes[int(n)].op or "" for n in producers)
+    return tuple(graph.nodes[int(n)].op or "" for n in first_users(graph))
 
 
 # Found by the loading worker (`use_buffer_ops`), never on the GUI thread.
