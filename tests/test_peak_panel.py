@@ -12,6 +12,7 @@ from slabscope import planner
 from slabscope.app.state.session import Session
 from slabscope.app.views.panels.lever_table import COLUMNS
 from slabscope.app.views.panels.peak_panel import LEVER_TEXT, NAME_ROLE, PeakPanel
+from slabscope.app.views.panels.ranked_rows import HEADERS, NAME_COLUMN, NAME_SHARE
 from slabscope.planner.analysis.peak import live_peak
 from tests.examples import DIAMOND, RELU_UNFUSED, TWO_BRANCHES
 from tests.qt_waits import settled
@@ -256,3 +257,22 @@ def test_a_long_token_breaks_where_its_line_is_too_short(qtbot):
     assert len(widths) >= 2 and max(widths) <= column - 6
     assert option.text.replace("\u200b", "") == text  # only break points were added
     assert table.visualItemRect(item).height() >= len(widths) * table.fontMetrics().lineSpacing()
+
+
+def test_a_narrow_panel_cuts_op_kind_and_module_before_the_buffers_name(qtbot):
+    step = Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json"
+    session, panel = _panel(qtbot, step)
+    panel.resize(460, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    rows, header = panel.rows, panel.rows.header()
+    shown = [c for c in range(len(HEADERS)) if not rows.isColumnHidden(c)]
+    widths = {c: header.sectionSize(c) for c in shown}
+    assert sum(widths.values()) <= rows.viewport().width()  # nothing scrolled out sideways
+    room = rows.viewport().width() - widths[0] - widths[1]
+    longest = max(rows.sizeHintForColumn(NAME_COLUMN), header.sectionSizeHint(NAME_COLUMN))
+    assert widths[NAME_COLUMN] >= min(longest, int(room * NAME_SHARE))
+    assert all(widths[NAME_COLUMN] > widths[c] for c in shown if c > NAME_COLUMN)
+    panel.resize(1400, 400)  # room for all: every column whole, the name takes the rest
+    qtbot.waitUntil(lambda: rows.viewport().width() > 1000)
+    assert all(header.sectionSize(c) >= rows.sizeHintForColumn(c) for c in shown)

@@ -11,14 +11,15 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from slabscope import planner
 from slabscope.app.state.tasks import ImmediateExecutor, Task
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.peak_headline import peak_text, session_live_peak, use_live_peak
 from slabscope.app.views.panels.lever_table import COLUMNS, WRAP_ROLE, LeverTable
+from slabscope.app.views.panels.ranked_rows import RankedRows
 from slabscope.planner.analysis.explain import DEFAULT_LEVER_BUDGET
 from slabscope.planner.analysis.peak import group, key_of, supported_groupings
 
@@ -51,18 +52,7 @@ class PeakPanel(QWidget):
         self.grouping = QComboBox()
         self.grouping.setToolTip("List every buffer live at the live peak, or group them")
         self.grouping.currentIndexChanged.connect(self._fill_rows)
-        self.rows = QTreeWidget()
-        self.rows.setRootIsDecorated(False)
-        self.rows.setUniformRowHeights(True)
-        self.rows.setHeaderLabels(["bytes", "share", "buffer", "op", "kind", "module or frame"])
-        # The buffer's name takes the width the other columns leave, cut in the middle (its
-        # tooltip is whole): no sideways scrolling, and a row more in view.
-        header = self.rows.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        self.rows.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.rows.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.rows = RankedRows()
         self.rows.itemSelectionChanged.connect(self._row_selected)
         self.levers = LeverTable()
         top = QHBoxLayout()
@@ -137,6 +127,7 @@ class PeakPanel(QWidget):
             for column in (0, 1):
                 item.setTextAlignment(column, Qt.AlignmentFlag.AlignRight)
         self.rows.addTopLevelItems(items)
+        self.rows.fit_columns()
 
     def _row_selected(self) -> None:
         chosen = self.rows.selectedItems()
