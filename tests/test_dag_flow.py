@@ -201,3 +201,18 @@ def test_a_large_graph_opens_folded_and_groups_open_in_place(qtbot, monkeypatch)
     qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     qtbot.waitUntil(lambda: not view.building and name in view.shown_graph().node_index)
     assert (view.mapFromScene(view.node_position(name)) - before).manhattanLength() <= 4  # 2 hops
+
+
+def test_revealing_a_buffer_centres_its_first_user_not_a_stretched_first_use(qtbot):
+    # As a recorded step stretches a weight's uses to the step's first node: n0 lists "w" among
+    # its uses but only n200 reads it.
+    names = [f"n{i}" for i in range(300)]
+    nodes = [{"name": n, "op": "Relu"} for n in names]
+    nodes[200]["inputs"] = ["w"]
+    graph = planner.graph_from_dict({
+        "nodes": nodes, "edges": [[a, b] for a, b in zip(names, names[1:])],
+        "buffers": [{"name": "w", "bytes": 256, "uses": ["n0", "n200", "n299"]}]})
+    view = shown_view(qtbot, graph)
+    assert visible(view, "n0") and not visible(view, "n200")
+    view.reveal("buffer", "w")
+    assert visible(view, "n200") and not visible(view, "n0")

@@ -13,13 +13,15 @@ SEPARATOR = " · "
 
 
 def _first_ops(graph: planner.Graph) -> tuple[str, ...]:
-    """Per buffer, the op of its first user ("" where unknown): the node `analysis.peak`
-    attributes it to."""
+    """Per buffer, the op of its first user ("" where unknown)."""
+    users = buffer_users(graph)  # for every graph: the DAG centres a buffer's first user
     if not any(node.op for node in graph.nodes):
         return ("",) * len(graph.buffers)
-    return tuple(graph.nodes[int(n)].op or "" for n in first_users(graph))
+    return tuple(graph.nodes[int(n)].op or "" for n in users)
 
 
+# Per graph, each buffer's first user: the node `analysis.peak` attributes it to.
+buffer_users = IdentityCache(first_users, size=2)
 # Found by the loading worker (`use_buffer_ops`), never on the GUI thread.
 buffer_ops = IdentityCache(_first_ops, size=2)
 

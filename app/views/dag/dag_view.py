@@ -22,6 +22,7 @@ from slabscope.app.views.dag.dag_drawing import EDGE_COLOR, NODE_BORDER, NODE_HE
 from slabscope.app.views.dag.dag_fold_layout import FoldLayouts
 from slabscope.app.views.dag.dag_folding import Folding, fold, toggled
 from slabscope.app.views.dag.dag_layout import MIN_ROOM
+from slabscope.app.views.common.buffer_names import buffer_users
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.dag.dag_legend import PEAK_COLOUR, DagLegend, ramp_colour
 from slabscope.app.views.dag.dag_memory import (BY_KIND, BY_LIVE, COLOURING_NAMES, COLOURINGS,
@@ -1260,16 +1261,14 @@ class DagView(QGraphicsView):
         menu.exec(event.globalPos())
 
     def reveal(self, kind: str, name: str) -> None:
-        """Bring node `name`, or the first node using buffer `name`, into the middle of the view."""
+        """Bring node `name`, or buffer `name`'s first user, into the middle of the view."""
         graph = self.session.graph
         if graph is None:
             return
         if kind == "node":
             self.centre_on_node(name)
         elif name in graph.buffer_index:
-            uses = graph.use_indices[graph.buffer_index[name]]
-            if uses:
-                self.centre_on_node(graph.nodes[min(uses)].name)
+            self.centre_on_node(graph.nodes[int(buffer_users(graph)[graph.buffer_index[name]])].name)
 
     def mousePressEvent(self, event) -> None:
         self._press_at = event.position()

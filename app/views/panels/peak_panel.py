@@ -3,7 +3,7 @@ grouped by op, kind, module or frame), and each lever's saving, measured by runn
 background (`planner.explain`), with a button that applies it.
 
 Selecting a buffer row reveals it everywhere: the request list, the inspector, the slab bar,
-the lifetime map scroll to it and the DAG centres the node that first uses it.
+the lifetime map scroll to it and the DAG centres its first user.
 """
 
 from __future__ import annotations
