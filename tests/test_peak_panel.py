@@ -12,7 +12,7 @@ from slabscope import planner
 from slabscope.app.state.session import Session
 from slabscope.app.views.panels.lever_table import COLUMNS
 from slabscope.app.views.panels.peak_panel import LEVER_TEXT, NAME_ROLE, PeakPanel
-from slabscope.app.views.panels.ranked_rows import HEADERS, NAME_COLUMN, NAME_SHARE
+from slabscope.app.views.panels.ranked_rows import HEADERS, KIND_COLUMN, NAME_COLUMN, NAME_SHARE
 from slabscope.planner.analysis.peak import live_peak
 from tests.examples import DIAMOND, RELU_UNFUSED, TWO_BRANCHES
 from tests.qt_waits import settled
@@ -259,7 +259,7 @@ def test_a_long_token_breaks_where_its_line_is_too_short(qtbot):
     assert table.visualItemRect(item).height() >= len(widths) * table.fontMetrics().lineSpacing()
 
 
-def test_a_narrow_panel_cuts_op_kind_and_module_before_the_buffers_name(qtbot):
+def test_a_narrow_panel_cuts_op_and_module_then_kind_before_the_buffers_name(qtbot):
     step = Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json"
     session, panel = _panel(qtbot, step)
     panel.resize(460, 400)
@@ -273,6 +273,7 @@ def test_a_narrow_panel_cuts_op_kind_and_module_before_the_buffers_name(qtbot):
     longest = max(rows.sizeHintForColumn(NAME_COLUMN), header.sectionSizeHint(NAME_COLUMN))
     assert widths[NAME_COLUMN] >= min(longest, int(room * NAME_SHARE))
     assert all(widths[NAME_COLUMN] > widths[c] for c in shown if c > NAME_COLUMN)
+    assert widths[KIND_COLUMN] >= rows.sizeHintForColumn(KIND_COLUMN)  # "optimizer_state" whole
     panel.resize(1400, 400)  # room for all: every column whole, the name takes the rest
     qtbot.waitUntil(lambda: rows.viewport().width() > 1000)
     assert all(header.sectionSize(c) >= rows.sizeHintForColumn(c) for c in shown)

@@ -7,15 +7,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QWidget
 
 HEADERS = ("bytes", "share", "buffer", "op", "kind", "module or frame")
-NAME_COLUMN = 2
-# The name's share of the room the figures leave, when the columns do not all fit whole: op,
-# kind and module are cut (in the middle, whole on hover) before the name is.
+NAME_COLUMN, KIND_COLUMN = 2, 4
+# The name's share of the room the figures leave, when the columns do not all fit whole: op and
+# module are cut (in the middle, whole on hover) before the kind, a word of a few, and the kind
+# before the name.
 NAME_SHARE = 0.45
 
 
 class RankedRows(QTreeWidget):
     """A list without sideways scrolling: the figures at their width, the name at its width or
-    `NAME_SHARE` of what is left, the other columns in proportion to theirs in the rest."""
+    `NAME_SHARE` of what is left, the kind whole where it fits in the rest, op and module in
+    proportion to their widths in what remains."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -39,8 +41,14 @@ class RankedRows(QTreeWidget):
         name = natural.get(NAME_COLUMN, 0)
         if name + wanted > room:
             name = min(name, max(int(room * NAME_SHARE), room - wanted))
-            scale = (room - name) / wanted if wanted else 0.0
-            for c in described:
+            left = room - name
+            if KIND_COLUMN in natural:
+                natural[KIND_COLUMN] = min(natural[KIND_COLUMN], left)
+                left -= natural[KIND_COLUMN]
+            cut = [c for c in described if c != KIND_COLUMN]
+            total = sum(natural[c] for c in cut)
+            scale = left / total if total else 0.0
+            for c in cut:
                 natural[c] = int(natural[c] * scale)
         if NAME_COLUMN in natural:  # the name takes what the others leave
             natural[NAME_COLUMN] = room - sum(natural[c] for c in described)
