@@ -66,6 +66,10 @@ def test_a_buffer_is_attributed_to_the_first_node_that_names_it():
     phases = {graph.nodes[n].attrs.get("phase") for b, n in zip(peak.buffers, peak.producers)
               if graph.buffers[b].kind == "optimizer_state"}
     assert phases == {"optimizer"}
+    # No module runs the optimizer's ops: its state and temporaries group as the optimizer's.
+    modules = {g.key: set(g.buffers) for g in group(graph, peak, "module")}
+    assert modules["optimizer"] == {b for b, n in zip(peak.buffers, peak.producers)
+                                    if graph.nodes[n].attrs.get("phase") == "optimizer"}
 
 
 def test_without_operands_a_buffer_is_attributed_to_its_first_use():

@@ -14,7 +14,8 @@ the step's first and last nodes, which never touch them: the operands say who do
 
 - `op`: that node's op (programs only);
 - `kind`: the buffer's kind (`weight`, `activation`, ...; a snapshot block's category);
-- `module`: that node's module path (`.pt2` archives and recorded training steps);
+- `module`: that node's module path (`.pt2` archives and recorded training steps; a
+  recorded step's optimizer ops are `optimizer`'s);
 - `frame`: the first user frame of the block's stack (snapshots).
 """
 
@@ -114,7 +115,7 @@ def key_of(graph: Graph, grouping: str) -> Callable[[int, int], str | None]:
     if grouping == "kind":
         return lambda b, n: graph.buffers[b].kind
     if grouping == "module":
-        return lambda b, n: graph.nodes[n].attrs.get("module") or None
+        return lambda b, n: _module(graph.nodes[n].attrs)
     if grouping == "frame":
         trace = graph.allocator
         if trace is None:
@@ -122,6 +123,12 @@ def key_of(graph: Graph, grouping: str) -> Callable[[int, int], str | None]:
         stacks = trace.full_stacks or trace.stacks
         return lambda b, n: user_site(stacks.get(graph.buffers[b].name, ()))
     raise ValueError(f"unknown grouping {grouping!r}; choose from {', '.join(GROUPINGS)}")
+
+
+def _module(attrs) -> str | None:
+    """A node's module path; a recorded step's optimizer ops, which no module runs, are the
+    optimizer's."""
+    return attrs.get("module") or ("optimizer" if attrs.get("phase") == "optimizer" else None)
 
 
 def supported_groupings(graph: Graph) -> tuple[str, ...]:
