@@ -1268,7 +1268,8 @@ class DagView(QGraphicsView):
         if kind == "node":
             self.centre_on_node(name)
         elif name in graph.buffer_index:
-            self.centre_on_node(graph.nodes[int(buffer_users(graph)[graph.buffer_index[name]])].name)
+            user = buffer_users(graph)[graph.buffer_index[name]]
+            self.centre_on_node(graph.nodes[int(user)].name)
 
     def mousePressEvent(self, event) -> None:
         self._press_at = event.position()
