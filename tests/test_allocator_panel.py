@@ -82,3 +82,28 @@ def test_hidden_panel_redraws_when_its_tab_is_shown(window, qtbot):
     window.docks["allocator"].raise_()
     assert not panel.redraw_when_shown.pending
     assert panel.replay is graph_allocator_replay(window.session.graph)
+
+
+def test_a_steps_weight_is_where_its_first_user_is(qtbot):
+    # A recorded step stretches a weight's uses to the step's first op; where it is shown
+    # starts at the op that reads it.
+    from pathlib import Path
+
+    from slabscope import planner
+    from slabscope.planner.analysis.peak import live_peak
+
+    step = Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json"
+    session = Session()
+    panel = AllocatorPanel(session)
+    qtbot.addWidget(panel)
+    session.set_graph(planner.load(step), step)
+    graph, live = session.graph, live_peak(session.graph)
+    rows = {panel.live_at_peak.topLevelItem(i).text(1): panel.live_at_peak.topLevelItem(i).text(2)
+            for i in range(panel.live_at_peak.topLevelItemCount())}
+    weights = [(b, n) for b, n in zip(live.buffers, live.producers)
+               if graph.buffers[b].kind == "weight" and graph.buffers[b].name in rows]
+    assert weights
+    for b, n in weights:
+        buffer = graph.buffers[b]
+        assert rows[buffer.name].startswith(graph.nodes[n].name)
+    assert any(graph.nodes[n].name != graph.buffers[b].uses[0] for b, n in weights)

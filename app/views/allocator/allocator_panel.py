@@ -174,11 +174,15 @@ class AllocatorPanel(QWidget):
     def _fill_explainer(self, graph, replay: AllocatorReplay, live) -> None:
         trace = graph.allocator
         rows = []
-        for i in live.buffers[:LIVE_ROWS]:
+        for i, user in zip(live.buffers[:LIVE_ROWS], live.producers):
             buffer = graph.buffers[i]
             stack = trace.stacks.get(buffer.name, ()) if trace is not None else ()
-            where = " ← ".join(stack[:FRAMES_SHOWN]) if stack else ", ".join(buffer.uses[:3]) + (
-                " …" if len(buffer.uses) > 3 else "")
+            # From its first user on: a recorded step's weight lists the step's first op first.
+            uses = buffer.uses
+            first = graph.nodes[user].name
+            uses = uses[uses.index(first):] if first in uses else uses
+            where = " ← ".join(stack[:FRAMES_SHOWN]) if stack else ", ".join(uses[:3]) + (
+                " …" if len(uses) > 3 else "")
             item = QTreeWidgetItem([format_bytes(buffer.bytes), buffer.name, where])
             item.setToolTip(2, "\n".join(stack) if stack else ", ".join(buffer.uses))
             rows.append(item)
