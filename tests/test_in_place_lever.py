@@ -5,6 +5,7 @@ gives its live peak, lower bound and slab before and after with what the user wo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from slabscope import planner
 from slabscope.app.cli import main
@@ -72,3 +73,16 @@ def test_the_peak_panel_shows_the_lever_and_what_to_change(qtbot):
     button = panel.levers.apply_button(rows["in place"])
     assert button.text() == "Apply" and button.toolTip() == "Plan in place"
 
+
+
+def test_a_steps_backward_and_optimizer_ops_are_not_told_inplace_true():
+    # No module's inplace=True reaches autograd's backward ops or an optimizer's temporaries.
+    step = planner.load(Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json")
+    merged = in_place(step).merged
+    producer = {b: n for n in step.nodes for b in n.outputs}
+    assert {producer[b].attrs.get("phase") for b in merged} <= {"backward", "optimizer"}
+    change = _lever(planner.explain(step, budget=0.1)).change
+    assert "inplace=True" not in change
+    assert change.startswith("these backward and optimizer ops run out of place in eager "
+                             "PyTorch (div, threshold_backward)")
+    assert change.endswith(", or slabscope plan --inplace")

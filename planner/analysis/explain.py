@@ -238,17 +238,38 @@ def _in_place_lever(graph: Graph, peak: LivePeak, conflicts: str, slab: int, bou
         after_slab = first_fit(rewritten, model, rewritten.request_order(None), None, 0.0,
                                cancel=cancel).slab_bytes
         after_bound = model.lower_bound(cancel).bytes
-    producer = {b: n.op or n.name for n in graph.nodes for b in n.outputs}
-    ops = sorted({producer.get(b, b) for b in shared.merged})
-    shown = ", ".join(ops[:6]) + (f" and {len(ops) - 6} more" if len(ops) > 6 else "")
     figures = (("live peak", peak.bytes, after_peak.bytes), ("lower bound", bound, after_bound),
                ("slab", slab, after_slab))
     return [Lever("in place", after_peak.bytes, peak.bytes - after_peak.bytes,
                   f"the in-place rule on {len(shared.merged)} pointwise outputs, re-planned "
                   f"(first fit, {conflicts}): " + ", ".join(
                       f"{name} {before:,} -> {after:,} B" for name, before, after in figures),
-                  f"inplace=True on these ops ({shown}), or slabscope plan --inplace",
-                  figures)]
+                  _in_place_change(graph, shared.merged), figures)]
+
+
+def _in_place_change(graph: Graph, merged) -> str:
+    """What to change for the in-place lever: `inplace=True` on the merged outputs' ops that a
+    module runs; a recorded step's backward and optimizer ops run out of place in eager PyTorch,
+    whatever its modules say, so those need a runtime or compiler that writes them in place."""
+    producer = {b: n for n in graph.nodes for b in n.outputs}
+    ops: dict[bool, set[str]] = {True: set(), False: set()}  # by: run by a module's forward
+    for b in merged:
+        node = producer.get(b)
+        eager = node is not None and node.attrs.get("phase") in ("backward", "optimizer")
+        ops[not eager].add(node.op or node.name if node is not None else b)
+    parts = []
+    if ops[True]:
+        parts.append(f"inplace=True on these ops ({_listed(ops[True])})")
+    if ops[False]:
+        parts.append(f"these backward and optimizer ops run out of place in eager PyTorch "
+                     f"({_listed(ops[False])}): a runtime or compiler that writes them in place")
+    return "; ".join(parts) + ", or slabscope plan --inplace"
+
+
+def _listed(ops: set[str]) -> str:
+    """Up to six op names, sorted, and how many more."""
+    names = sorted(ops)
+    return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
 
 
 __all__ = ["DEFAULT_LEVER_BUDGET", "Explanation", "Lever", "explain"]
