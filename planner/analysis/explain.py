@@ -250,7 +250,7 @@ def _in_place_lever(graph: Graph, peak: LivePeak, conflicts: str, slab: int, bou
 def _in_place_change(graph: Graph, merged) -> str:
     """What to change for the in-place lever: `inplace=True` on the merged outputs' ops that a
     module runs; a recorded step's backward and optimizer ops run out of place in eager PyTorch,
-    whatever its modules say, so those need a runtime or compiler that writes them in place."""
+    whatever its modules say: those are named apart, for a runtime or compiler to write in place."""
     producer = {b: n for n in graph.nodes for b in n.outputs}
     ops: dict[bool, set[str]] = {True: set(), False: set()}  # by: run by a module's forward
     for b in merged:
@@ -261,8 +261,8 @@ def _in_place_change(graph: Graph, merged) -> str:
     if ops[True]:
         parts.append(f"inplace=True on these ops ({_listed(ops[True])})")
     if ops[False]:
-        parts.append(f"these backward and optimizer ops run out of place in eager PyTorch "
-                     f"({_listed(ops[False])}): a runtime or compiler that writes them in place")
+        parts.append("in-place kernels for these backward and optimizer ops "
+                     f"({_listed(ops[False])})")
     return "; ".join(parts) + ", or slabscope plan --inplace"
 
 
