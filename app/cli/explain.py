@@ -134,7 +134,7 @@ def format_explanation(name: str, found: Explanation, grouping: str, top: int) -
         rest = groups[top:]
         lines.append(f"  {mib(sum(g.bytes for g in rest)):>10}  "
                      f"{_share(sum(g.bytes for g in rest), peak.bytes):>6}  "
-                     f"{len(rest):,} more groups")
+                     f"{len(rest):,} more group{'s' * (len(rest) != 1)}")
     lines += ["", f"{'slab':<14}{mib(found.slab_bytes):>10}  ({found.algorithm}, "
                   f"{found.conflicts} conflicts)",
               f"{'lower bound':<14}{mib(found.lower_bound_bytes):>10}  ({found.conflicts} "
