@@ -116,8 +116,9 @@ class PeakPanel(QWidget):
                 items.append(item)
         else:
             for g in group(graph, live, grouping):
-                item = QTreeWidgetItem([format_bytes(g.bytes), f"{g.bytes / total:.1%}",
-                                        f"{g.count:,} buffers", g.key if grouping == "op" else "",
+                count = f"{g.count:,} buffer{'s' * (g.count != 1)}"
+                item = QTreeWidgetItem([format_bytes(g.bytes), f"{g.bytes / total:.1%}", count,
+                                        g.key if grouping == "op" else "",
                                         g.key if grouping == "kind" else "",
                                         g.key if grouping in ("module", "frame") else ""])
                 item.setData(0, NAME_ROLE, graph.buffers[g.buffers[0]].name)
