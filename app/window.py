@@ -53,6 +53,7 @@ from slabscope.app.views.slab.slab_view import SlabView
 from slabscope.app.views.timeline.timeline_view import TimelineView, run_unavailable_text
 from slabscope.planner.formats.safety.input_limits import one_line
 from slabscope.planner.support.atomic_write import check_outputs
+from slabscope.planner.support.text import counted
 
 SESSION_SUFFIX = ".slabscope"
 GRAPH_FILTER = "Graphs (*.json *.onnx *.pt2 *.csv *.pickle);;All files (*)"
@@ -727,7 +728,7 @@ class MainWindow(QMainWindow):
         graph, plan = self.session.graph, self.session.shown_plan
         if graph is None:
             return "No graph open"
-        head = f"{len(graph.buffers)} buffers · {len(graph.nodes)} nodes"
+        head = f"{counted(len(graph.buffers), 'buffer')} · {counted(len(graph.nodes), 'node')}"
         if plan is None:
             return f"{head} · no plan: {self.session.plan_error or 'planning'}"
         if self.session.plan_stale:

@@ -13,6 +13,7 @@ from slabscope.planner.formats.torch_snapshot import load_snapshot
 from slabscope.planner.placement.lazy_trace import reuses_by_name
 from slabscope.planner.support.atomic_write import check_outputs
 from slabscope.planner.support.cancel import NEVER, CancelToken
+from slabscope.planner.support.text import counted
 
 from slabscope.app.cli.long_work import LongWork, add_timeout_option
 from slabscope.app.cli.options import add_planning_options, conflicts_for, search_options
@@ -146,7 +147,8 @@ def format_plan(graph, result, bound=None) -> str:
         rows.append((str(request), one_line(placement.name), f"{placement.bytes:,}",
                      f"{placement.offset:,}", reuses))
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
-    lines = [f"{one_line(graph.name)}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes, "
+    lines = [f"{one_line(graph.name)}: {counted(len(graph.buffers), 'buffer')}, "
+             f"{counted(len(graph.nodes), 'node')}, "
              f"alignment {graph.alignment}, conflicts {result.conflict_model}, "
              f"algorithm {result.algorithm}", ""]
     for r in rows:

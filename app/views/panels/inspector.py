@@ -28,6 +28,7 @@ from slabscope.app.views.common.lazy_combo import LazyNameCombo
 from slabscope.app.views.common.lifetimes import prepare_step_model, step_model
 from slabscope.app.views.common.peak_headline import headline_rows, use_live_peak
 from slabscope.planner.placement.lazy_trace import reuses_by_name
+from slabscope.planner.support.text import counted
 
 COLUMNS = ("name", "bytes", "offset", "lifetime", "kind", "reserved", "conflicts", "uses",
            "reuses")
@@ -386,7 +387,8 @@ class Inspector(QWidget):
         graph, plan = self.session.graph, self.session.shown_plan
         if graph is None:
             return [("graph", "none open")]
-        rows = [("graph", f"{graph.name}: {len(graph.buffers)} buffers, {len(graph.nodes)} nodes")]
+        rows = [("graph", f"{graph.name}: {counted(len(graph.buffers), 'buffer')}, "
+                          f"{counted(len(graph.nodes), 'node')}")]
         if plan is None and self.session.plan_error is None:
             return rows + [("plan", "being planned…")]
         if plan is None:

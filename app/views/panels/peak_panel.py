@@ -22,6 +22,7 @@ from slabscope.app.views.panels.lever_table import COLUMNS, WRAP_ROLE, LeverTabl
 from slabscope.app.views.panels.ranked_rows import RankedRows
 from slabscope.planner.analysis.explain import DEFAULT_LEVER_BUDGET
 from slabscope.planner.analysis.peak import group, key_of, supported_groupings
+from slabscope.planner.support.text import counted
 
 BUFFERS = "buffer"  # the ungrouped, ranked list
 ROWS_SHOWN = 500    # rows of the ranked list (Y_1's peak has 4,971; the rest are summed)
@@ -90,9 +91,9 @@ class PeakPanel(QWidget):
         if live is None:
             self.headline.setText("no graph open")
         else:
-            self.headline.setText(f"<b>live peak {peak_text(live)}</b>: {len(live.buffers):,} "
-                                  f"buffers live at once. Largest first; select one to find it "
-                                  f"in every panel.")
+            self.headline.setText(f"<b>live peak {peak_text(live)}</b>: "
+                                  f"{counted(len(live.buffers), 'buffer')} live at once. Largest "
+                                  f"first; select one to find it in every panel.")
         self._fill_rows()
 
     def _fill_rows(self, *_) -> None:

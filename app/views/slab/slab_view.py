@@ -29,6 +29,7 @@ from slabscope.app.views.common.view_keys import (FIT_KEYS, bring_into_view, ZOO
 from slabscope.app.views.common.peak_headline import graph_live_peak, use_live_peak
 from slabscope.app.views.slab.slab_lanes import LANE_FILL, lanes_legible, slab_layout
 from slabscope.app.views.slab.slab_section import section_lanes, slab_section
+from slabscope.planner.support.text import counted
 
 TWEEN_MS = 220              # old layout to new layout after a re-plan
 FRAME_MS = 16
@@ -688,7 +689,8 @@ class SlabView(QWidget):
         self.plot_widget.getPlotItem().setLabel("left", "live")
         self.summary.setText(self._plan_text + "<br>" + summary_line([
             f"<b>{section.step_name} {step:,}</b>{at_peak}:",
-            f"{int(live.sum()):,} buffers live, {format_bytes(section.live_bytes[step])} of "
+            f"{counted(int(live.sum()), 'buffer')} live, "
+            f"{format_bytes(section.live_bytes[step])} of "
             f"{format_bytes(self.session.shown_plan.slab_bytes)}"], gap=" "))
 
     def _error_text(self) -> str:
