@@ -16,6 +16,7 @@ from slabscope.planner.analysis.explain import DEFAULT_LEVER_BUDGET, Explanation
 from slabscope.planner.analysis.peak import GROUPINGS, supported_groupings
 from slabscope.planner.conflicts.in_place import in_place
 from slabscope.planner.formats.safety.input_limits import one_line
+from slabscope.planner.support.text import counted
 
 from slabscope.app.cli.allocator import mib
 from slabscope.app.cli.long_work import LongWork, add_timeout_option
@@ -116,7 +117,7 @@ def format_explanation(name: str, found: Explanation, grouping: str, top: int) -
     graph = found.graph
     at = f" ({shorten(peak.node)})" if peak.node else ""
     lines = [f"{one_line(name)}: live peak {mib(peak.bytes)} ({peak.bytes:,} B) at step "
-             f"{peak.step:,}{at}, {len(peak.buffers):,} buffer{'s' * (len(peak.buffers) != 1)} live "
+             f"{peak.step:,}{at}, {counted(len(peak.buffers), 'buffer')} live "
              f"there", ""]
     lines.append(f"largest buffers live at the live peak (of {len(peak.buffers):,}):")
     for row in found.rows()[:top]:
@@ -126,15 +127,15 @@ def format_explanation(name: str, found: Explanation, grouping: str, top: int) -
                      f"{shorten(row['name'])}{f'  ({where})' if where else ''}  "
                      f"steps {row['first_step']:,}-{row['last_step']:,}")
     groups = found.groups[grouping]
-    lines += ["", f"by {grouping} ({len(groups):,} group{'s' * (len(groups) != 1)}):"]
+    lines += ["", f"by {grouping} ({counted(len(groups), 'group')}):"]
     for g in groups[:top]:
         lines.append(f"  {mib(g.bytes):>10}  {_share(g.bytes, peak.bytes):>6}  "
-                     f"{shorten(g.key)}  ({g.count:,} buffer{'s' * (g.count != 1)})")
+                     f"{shorten(g.key)}  ({counted(g.count, 'buffer')})")
     if len(groups) > top:
         rest = groups[top:]
         lines.append(f"  {mib(sum(g.bytes for g in rest)):>10}  "
                      f"{_share(sum(g.bytes for g in rest), peak.bytes):>6}  "
-                     f"{len(rest):,} more group{'s' * (len(rest) != 1)}")
+                     f"{counted(len(rest), 'more group')}")
     lines += ["", f"{'slab':<14}{mib(found.slab_bytes):>10}  ({found.algorithm}, "
                   f"{found.conflicts} conflicts)",
               f"{'lower bound':<14}{mib(found.lower_bound_bytes):>10}  ({found.conflicts} "

@@ -25,6 +25,7 @@ from slabscope.app.views.common.peak_headline import session_live_peak, use_live
 from slabscope.app.views.common.redraw_when_shown import RedrawWhenShown
 from slabscope.planner.allocator.allocator_replay import AllocatorReplay, replay_graph
 from slabscope.planner.allocator.caching_allocator import AllocatorSettings
+from slabscope.planner.support.text import counted
 
 EXPANDABLE = AllocatorSettings(expandable_segments=True)
 # One replay per graph and setting, made by the loading worker.
@@ -145,9 +146,9 @@ class AllocatorPanel(QWidget):
     def _summary_html(self, replay: AllocatorReplay, plan) -> str:
         made = len(replay.segments_created)
         if replay.settings.expandable_segments:
-            setting = f"expandable_segments:True, grown {made:,} time{'s' * (made != 1)}"
+            setting = f"expandable_segments:True, grown {counted(made, 'time')}"
         else:
-            setting = f"default settings, {made:,} segment{'s' * (made != 1)}"
+            setting = f"default settings, {counted(made, 'segment')}"
         parts = [f"PyTorch would <b style='color:{RESERVED_COLOR.name()}'>reserve</b> "
                  f"<b>{format_bytes(replay.peak_reserved_bytes)}</b> ({setting}, from an empty "
                  "cache)"]

@@ -117,7 +117,7 @@ class PeakPanel(QWidget):
                 items.append(item)
         else:
             for g in group(graph, live, grouping):
-                count = f"{g.count:,} buffer{'s' * (g.count != 1)}"
+                count = counted(g.count, "buffer")
                 item = QTreeWidgetItem([format_bytes(g.bytes), f"{g.bytes / total:.1%}", count,
                                         g.key if grouping == "op" else "",
                                         g.key if grouping == "kind" else "",
