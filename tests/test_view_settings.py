@@ -47,14 +47,21 @@ def test_the_slab_bar_follows_and_records_its_mode(qtbot):
     assert session.view.slab is None and view.section is None
 
 
-def test_the_window_brings_the_sessions_tab_forward(qtbot):
+def shown_window(qtbot, tab: str | None = None) -> MainWindow:
+    """A window shown on relu_unfused, its session's front tab `tab` (default: the default)."""
     session = Session()
-    session.view.tab = "lifetime"
+    if tab is not None:
+        session.view.tab = tab
     session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
     window = MainWindow(session)
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
+    return window
+
+
+def test_the_window_brings_the_sessions_tab_forward(qtbot):
+    window = shown_window(qtbot, "lifetime")
     assert not window.docks["lifetime"].visibleRegion().isEmpty()
     assert window.docks["slab"].visibleRegion().isEmpty()
 
@@ -68,20 +75,9 @@ def test_export_options_set_the_view(qapp, tmp_path):
 
 
 def test_the_allocator_tab_is_remembered_and_brought_back(qtbot):
-    session = Session()
-    session.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
-    window = MainWindow(session)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_window(qtbot)
     window.docks["allocator"].raise_()
-    qtbot.waitUntil(lambda: session.view.tab == "allocator")
-    again = Session()
-    again.view.tab = session.view.tab
-    again.set_graph(planner.load(RELU_UNFUSED), RELU_UNFUSED)
-    other = MainWindow(again)
-    qtbot.addWidget(other)
-    other.show()
-    qtbot.waitExposed(other)
+    qtbot.waitUntil(lambda: window.session.view.tab == "allocator")
+    other = shown_window(qtbot, window.session.view.tab)
     assert not other.docks["allocator"].visibleRegion().isEmpty()
     assert other.docks["slab"].visibleRegion().isEmpty()

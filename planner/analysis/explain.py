@@ -252,17 +252,21 @@ def _in_place_change(graph: Graph, merged) -> str:
     module runs; a recorded step's backward and optimizer ops run out of place in eager PyTorch,
     whatever its modules say: those are named apart, for a runtime or compiler to write in place."""
     producer = {b: n for n in graph.nodes for b in n.outputs}
-    ops: dict[bool, set[str]] = {True: set(), False: set()}  # by: run by a module's forward
+    forward: set[str] = set()
+    autograd: set[str] = set()  # a step's backward and optimizer ops
     for b in merged:
         node = producer.get(b)
-        eager = node is not None and node.attrs.get("phase") in ("backward", "optimizer")
-        ops[not eager].add(node.op or node.name if node is not None else b)
+        if node is None:
+            forward.add(b)
+        elif node.attrs.get("phase") in ("backward", "optimizer"):
+            autograd.add(node.op or node.name)
+        else:
+            forward.add(node.op or node.name)
     parts = []
-    if ops[True]:
-        parts.append(f"inplace=True on these ops ({_listed(ops[True])})")
-    if ops[False]:
-        parts.append("in-place kernels for these backward and optimizer ops "
-                     f"({_listed(ops[False])})")
+    if forward:
+        parts.append(f"inplace=True on these ops ({_listed(forward)})")
+    if autograd:
+        parts.append(f"in-place kernels for these backward and optimizer ops ({_listed(autograd)})")
     return "; ".join(parts) + ", or slabscope plan --inplace"
 
 

@@ -14,22 +14,22 @@ SEPARATOR = " · "
 
 def _first_ops(graph: planner.Graph) -> tuple[str, ...]:
     """Per buffer, the op of its first user ("" where unknown)."""
-    users = buffer_users(graph)  # for every graph: the DAG centres a buffer's first user
     if not any(node.op for node in graph.nodes):
         return ("",) * len(graph.buffers)
-    return tuple(graph.nodes[int(n)].op or "" for n in users)
+    return tuple(graph.nodes[int(n)].op or "" for n in buffer_users(graph))
 
 
-# Per graph, each buffer's first user: the node `analysis.peak` attributes it to.
+# Found by the loading worker (`use_buffer_ops`), never on the GUI thread: each buffer's first
+# user (the node `analysis.peak` attributes it to, which the DAG centres), and its op.
 buffer_users = IdentityCache(first_users, size=2)
-# Found by the loading worker (`use_buffer_ops`), never on the GUI thread.
 buffer_ops = IdentityCache(_first_ops, size=2)
 
 
 def use_buffer_ops(session) -> None:
-    """Have the loading worker find each graph's buffer ops as it loads."""
-    if buffer_ops not in session.prepare_graphs:
-        session.prepare_graphs.append(buffer_ops)
+    """Have the loading worker find each graph's buffer users and ops as it loads."""
+    for prepare in (buffer_users, buffer_ops):
+        if prepare not in session.prepare_graphs:
+            session.prepare_graphs.append(prepare)
 
 
 def readable_name(graph: planner.Graph, name: str) -> str:
