@@ -5,17 +5,22 @@ boxes or more with their labels."""
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QRectF, QSize
 from PySide6.QtGui import QFontInfo, QFontMetricsF
 
 from slabscope import planner
 from slabscope.app.views.dag.dag_drawing import NODE_HEIGHT
+from slabscope.app.views.dag.dag_layout import LAYER_CROSSINGS, NODE_GAP, WAYPOINT_WIDTH
 from slabscope.app.views.dag.dag_prepared import box_name, op_line, prepared_dag
 from slabscope.app.views.dag.dag_view import BAR_HEIGHT, BAR_INSET, DagView
 from tests import qt_waits
 from tests.examples import DIAMOND, RELU_UNFUSED
 
+STEPS = Path(__file__).parent / "data" / "steps"
 PANEL = QSize(678, 403)  # the window's DAG panel at its default size of 1440×900
 
 
@@ -142,3 +147,46 @@ def test_a_scope_path_name_shows_its_last_part_and_the_tooltip_the_whole_path(qt
     view = shown_view(qtbot, graph)
     assert sorted(lines for lines, _box in view.labels_in_view()) == [("Conv",), ("Relu",)]
     assert "/stem/act/Relu" in view.tooltip(1)
+
+
+def test_a_recorded_steps_box_says_its_op_once():
+    assert (op_line("qkv · sum (backward) #2", "sum"), box_name("qkv · sum (backward) #2", "sum")) \
+        == ("sum", "qkv (backward) #2")
+    assert box_name("optimizer · fc.weight · add_", "add_") == "optimizer · fc.weight"
+    assert box_name("fc · addmm", "add") == "fc · addmm"  # only the op as a whole word goes
+    assert box_name("relu", "relu") == "relu"  # a name that is only its op stays
+
+
+def mirrored(depth: int = 40) -> planner.Graph:
+    """A forward chain whose every op also feeds its backward op, as a recorded training step's
+    saved activations do: forward op k's edge to backward op k spans 2 * (depth - k) - 1
+    layers."""
+    forward, backward = [f"fwd{k}" for k in range(depth)], [f"bwd{k}" for k in range(depth)]
+    return planner.graph_from_dict({
+        "nodes": [{"name": n, "op": "Relu"} for n in forward + backward[::-1]],
+        "edges": [[a, b] for a, b in zip(forward, forward[1:])] + [[forward[-1], backward[-1]]]
+        + [[b, a] for a, b in zip(backward, backward[1:])]
+        + [[f, b] for f, b in zip(forward[:-1], backward[:-1])], "buffers": []})
+
+
+def test_long_edges_past_a_layers_crossings_are_stubs_and_rows_stay_narrow(qapp):
+    graph = mirrored()
+    prepared = prepared_dag(graph)
+    layout = prepared.layout
+    edges = [(v, s) for v, after in enumerate(graph.successors) for s in after]
+    spans = [layout.layer[s] - layout.layer[v] for v, s in edges]
+    crossings = Counter()
+    for k, (v, s) in enumerate(edges):
+        if k not in layout.stubs:
+            crossings.update(range(layout.layer[v] + 1, layout.layer[s]))
+    assert max(crossings.values()) <= LAYER_CROSSINGS
+    routed = [span for k, span in enumerate(spans) if k not in layout.stubs]
+    assert layout.stubs and min(spans[k] for k in layout.stubs) > max(routed)  # longest first
+    # Two boxes side by side at most, where routing every edge made rows of 40 waypoints.
+    assert layout.width < 2 * max(prepared.widths) + LAYER_CROSSINGS * (WAYPOINT_WIDTH + NODE_GAP)
+
+
+def test_a_recorded_training_steps_first_view_shows_eight_labels(qtbot):
+    view = shown_view(qtbot, planner.load(STEPS / "mlp_adam_step.json"))
+    shown = [lines for lines, _box in view.labels_in_view() if lines]
+    assert len(shown) >= 8, shown

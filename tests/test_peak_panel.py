@@ -12,7 +12,8 @@ from slabscope import planner
 from slabscope.app.state.session import Session
 from slabscope.app.views.panels.lever_table import COLUMNS
 from slabscope.app.views.panels.peak_panel import LEVER_TEXT, NAME_ROLE, PeakPanel
-from slabscope.app.views.panels.ranked_rows import HEADERS, KIND_COLUMN, NAME_COLUMN, NAME_SHARE
+from slabscope.app.views.panels.ranked_rows import (HEADERS, KIND_COLUMN, MIN_ROWS, NAME_COLUMN,
+                                                    NAME_SHARE, WHERE_COLUMN)
 from slabscope.planner.analysis.peak import live_peak
 from tests.examples import DIAMOND, RELU_UNFUSED, TWO_BRANCHES
 from tests.qt_waits import settled
@@ -169,6 +170,18 @@ def test_what_to_change_reads_whole_where_a_lever_saves(qtbot):
     assert saving >= 2
 
 
+def test_a_short_panel_keeps_the_largest_buffers_in_view_and_scrolls_the_levers(qtbot):
+    session, panel = _panel(qtbot, STEP, {"order": lambda: None, "in place": lambda: None,
+                                          "packing": lambda: None})
+    panel.resize(520, 280)  # a laptop's Peak dock: its wrapped levers want more room
+    panel.show()
+    qtbot.waitExposed(panel)
+    rows, levers = panel.rows, panel.levers
+    qtbot.waitUntil(lambda: levers.verticalScrollBar().maximum() > 0)
+    top = rows.topLevelItem(MIN_ROWS - 1)
+    assert rows.visualItemRect(top).bottom() <= rows.viewport().height()  # whole in view
+
+
 def test_an_exported_window_shows_the_levers_measured_at_the_size_asked(qapp, tmp_path):
     from slabscope.app.render import build_view, collect_qt_garbage, export_view, settle
 
@@ -266,6 +279,7 @@ def test_a_narrow_panel_cuts_op_and_module_then_kind_before_the_buffers_name(qtb
     panel.show()
     qtbot.waitExposed(panel)
     rows, header = panel.rows, panel.rows.header()
+    assert rows.headerItem().text(WHERE_COLUMN) == "module"  # what it holds, a word short
     shown = [c for c in range(len(HEADERS)) if not rows.isColumnHidden(c)]
     widths = {c: header.sectionSize(c) for c in shown}
     assert sum(widths.values()) <= rows.viewport().width()  # nothing scrolled out sideways
@@ -277,3 +291,12 @@ def test_a_narrow_panel_cuts_op_and_module_then_kind_before_the_buffers_name(qtb
     panel.resize(1400, 400)  # room for all: every column whole, the name takes the rest
     qtbot.waitUntil(lambda: rows.viewport().width() > 1000)
     assert all(header.sectionSize(c) >= rows.sizeHintForColumn(c) for c in shown)
+
+
+def test_a_snapshots_rows_name_their_frame_column_and_hide_the_op(qtbot):
+    from tests.snapshot_builder import TINY_SNAPSHOT
+
+    _session, panel = _panel(qtbot, TINY_SNAPSHOT)
+    rows = panel.rows
+    assert rows.headerItem().text(WHERE_COLUMN) == "frame" and not rows.isColumnHidden(WHERE_COLUMN)
+    assert rows.isColumnHidden(HEADERS.index("op"))  # a snapshot has no ops

@@ -9,6 +9,7 @@ from functools import cached_property
 from json.encoder import encode_basestring_ascii
 
 from ..support.gc_pause import paused_collection
+from ..support.text import listed
 from .lazy_sequence import Lazy
 
 
@@ -83,10 +84,8 @@ class PlacementStep:
 
 def _name_list(names: tuple[str, ...], limit: int = 4) -> str:
     if len(names) > limit:
-        return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
-    if len(names) == 1:
-        return names[0]
-    return ", ".join(names[:-1]) + " and " + names[-1]
+        return listed([*names[:limit], f"{len(names) - limit} more"])
+    return listed(names)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from ..model.graph import Graph
 from ..support.cancel import NEVER, CancelToken
 from ..support.errors import PlanError
 from ..support.gc_pause import paused_collection
+from ..support.text import listed
 from .list_schedulers import LIST_SCHEDULERS, lpmf
 from .schedule_bound import schedule_bound
 from .schedule_exact import reorder
@@ -158,14 +159,15 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     best, best_peak = starts[source].copy(), peaks[source]
     bound = schedule_bound(problem, graph.topo, cancel)
     optimal = best_peak <= bound.bytes
-    used = 0
-    cut = False  # whether a deadline stopped work that the step counts still allowed
+    used = steps = 0
+    cut = []  # the phases a deadline stopped before the work they were counted was done
     beam = None
     if not optimal and problem.n <= EXACT_NODES:
         with paused_collection():  # the DP's many small tuples would make the collector rescan
             found = _dp(problem, best, best_peak, time.perf_counter() + EXACT_SHARE * budget,
                         cancel, EXACT_STATES, truncate=False, strict=True)
-        cut |= found is None
+        if found is None:
+            cut.append("the exact search")
         if found is not None and found.order is not None:
             best, best_peak, source = np.asarray(found.order, dtype=np.int64), found.peak, "exact"
         optimal = found is not None and found.complete
@@ -173,7 +175,8 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
         with paused_collection():
             found = _dp(problem, best, best_peak, time.perf_counter() + BEAM_SHARE * budget,
                         cancel, BEAM_STATES, truncate=True, strict=False)
-        cut |= found is None
+        if found is None:
+            cut.append("the beam search")
         if found is not None and found.order is not None and found.peak < best_peak:
             beam = np.asarray(found.order, dtype=np.int64)
     if not optimal:
@@ -185,7 +188,8 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
                               [] if beam is None else [beam])
         improved, origin = search.run(best)
         used = search.used
-        cut |= search.cut
+        if search.cut:
+            cut.append(f"the improvement after {used:,} of {steps:,} steps")
         new_peak = problem.peak(improved)
         if new_peak < best_peak:
             best, best_peak = improved, new_peak
@@ -194,12 +198,11 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
         optimal = best_peak <= bound.bytes
     proof = "optimal" if optimal else \
         f"within {best_peak / bound.bytes - 1:.1%} of the lower bound" if bound.bytes else ""
-    cut = cut and not optimal  # an optimal order is the answer however the work stopped
-    if cut:
-        proof += f"; the {budget:g} s budget cut the work short after {used:,} steps"
+    if cut and not optimal:  # an optimal order is the answer however the work stopped
+        proof += f"; the {budget:g} s budget cut the work short: {listed(cut)}"
     return Schedule(tuple(names[v] for v in best), best_peak, given_peak, peaks, bound.bytes,
                     names[bound.node] if bound.node >= 0 else None, proof, None, source, seed,
-                    used, cut)
+                    used, bool(cut) and not optimal)
 
 
 def default_schedule_iterations(nodes: int, budget: float) -> int:

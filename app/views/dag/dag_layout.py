@@ -8,9 +8,13 @@ far apart as their edges need: a straight arrow needs little room, a long sidewa
 
 Waypoints are capped at about twice the graph's size: on a large graph whose one source feeds
 every block (a transformer's weight upload), the longest edges would otherwise cross thousands
-of layers each and need millions of waypoints. Edges past the cap have none, take no part in
-ordering or placement, and are drawn as stubs at their two ends; so are the edges that skip
-layers out of a node feeding more than `FAN_STUBS` nodes, which would fan across the drawing.
+of layers each and need millions of waypoints. They are capped per layer too: a recorded
+training step's forward ops feed their backward ops hundreds of layers below, and routing
+those edges made each row thousands of units wide, its few boxes far apart (a GRU step's first
+view showed one box). The longest edges go first, so that no layer is crossed by more than
+`LAYER_CROSSINGS`. Edges past either cap have no waypoints, take no part in ordering or
+placement, and are drawn as stubs at their two ends; so are the edges that skip layers out of
+a node feeding more than `FAN_STUBS` nodes, which would fan across the drawing.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ SWEEPS = 4            # down-and-up barycenter passes (enough to settle on graph
 MIN_WAYPOINT_CAP = 20_000  # graphs needing fewer waypoints than this get all of them
 RECENTRE_VERTICES = 2_000  # past this many vertices each row is centred on x = 0 (see below)
 FAN_STUBS = 8         # a node feeding more nodes draws its edges past the next layer as stubs
+LAYER_CROSSINGS = 8   # edges routed across one layer at most: the longest past it are stubs
 
 
 @dataclass(frozen=True)
@@ -112,20 +117,48 @@ def _row_centres(rows, down, xs) -> list[float]:
 
 
 def _longest_routed_span(successors, layer) -> float:
-    """The longest span (in layers) an edge may have and still get its waypoints: all of them
-    (infinity) when the graph needs at most `max(MIN_WAYPOINT_CAP, 2 * (nodes + edges))`, else the
-    longest that keeps the total under that cap."""
-    spans = [layer[s] - layer[v] for v, after in enumerate(successors) for s in after]
-    cap = max(MIN_WAYPOINT_CAP, 2 * (len(successors) + len(spans)))
-    if sum(span - 1 for span in spans) <= cap:
-        return math.inf
-    spans.sort()
+    """The longest span (in layers) an edge may have and still get its waypoints (infinity when
+    all may): the longest that keeps the graph's waypoints under `max(MIN_WAYPOINT_CAP,
+    2 * (nodes + edges))` and no layer crossed by more than `LAYER_CROSSINGS` routed edges.
+    Edges out of fans (`FAN_STUBS`) are stubs whatever their span, so they count for neither."""
+    edges = sum(len(after) for after in successors)
+    spans = sorted(layer[s] - layer[v] for v, after in enumerate(successors)
+                   if len(after) <= FAN_STUBS for s in after)
+    cap = max(MIN_WAYPOINT_CAP, 2 * (len(successors) + edges))
+    longest = math.inf
     total = 0
     for span in spans:
         total += span - 1
         if total > cap:
-            return span - 1  # every shorter edge fits; this span and longer ones do not
-    return math.inf
+            longest = span - 1  # every shorter edge fits; this span and longer ones do not
+            break
+    # The shortest span whose edges, with all shorter ones, cross some layer too often.
+    candidates = sorted({span for span in spans if 1 < span <= longest})
+    low, high = 0, len(candidates)
+    while low < high:
+        mid = (low + high) // 2
+        if _crossings(successors, layer, candidates[mid]) <= LAYER_CROSSINGS:
+            low = mid + 1
+        else:
+            high = mid
+    return longest if low == len(candidates) else candidates[low] - 1
+
+
+def _crossings(successors, layer, longest: int) -> int:
+    """The most edges of span at most `longest` (fans' edges aside) that cross one layer."""
+    changes = [0] * (max(layer, default=0) + 2)
+    for v, after in enumerate(successors):
+        if len(after) > FAN_STUBS:
+            continue
+        for s in after:
+            if 1 < layer[s] - layer[v] <= longest:
+                changes[layer[v] + 1] += 1
+                changes[layer[s]] -= 1
+    most = running = 0
+    for change in changes:
+        running += change
+        most = max(most, running)
+    return most
 
 
 def _initial_rows(topo, layer, chains, count, vlayer) -> list[list[int]]:

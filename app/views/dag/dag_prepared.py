@@ -71,9 +71,21 @@ def _last_part(name: str) -> str:
     return name.rsplit("/", 1)[-1] or name
 
 
-def box_name(name: str) -> str:
-    """What a box shows of node `name`: its last part (`_last_part`), elided."""
-    return elide(_last_part(name))
+def _without_op(name: str, op: str | None) -> str:
+    """`name` without the op its last ` · ` part starts with, which the box's op line says
+    (recorded steps name nodes `qkv · sum (backward) #2`: the box reads `sum  qkv (backward)
+    #2`, and rows of a training step fit twice the boxes in view); else `name`."""
+    head, dot, tail = name.rpartition(" · ")
+    if not (dot and op) or not (tail == op or tail.startswith(op + " ")):
+        return name
+    rest = tail[len(op):].strip()
+    return f"{head} {rest}" if rest else head
+
+
+def box_name(name: str, op: str | None = None) -> str:
+    """What a box shows of node `name`: its last part (`_last_part`) without the op that the
+    box shows before it (`_without_op`), elided."""
+    return elide(_without_op(_last_part(name), op))
 
 
 def op_line(name: str, op: str | None) -> str:
@@ -102,7 +114,7 @@ def prepare_dag(graph: Graph) -> PreparedDag | None:
     widths = []
     for n in graph.nodes:
         op_text = op_line(n.name, n.op)
-        line = name_metrics.horizontalAdvance(box_name(n.name)) + (
+        line = name_metrics.horizontalAdvance(box_name(n.name, n.op)) + (
             op_metrics.horizontalAdvance(op_text) + LINE_GAP if op_text else 0.0)
         widths.append(max(MIN_NODE_WIDTH, math.ceil(line) + 2 * NODE_PADDING))
     widths = tuple(widths)

@@ -84,7 +84,7 @@ class NodeItem(QGraphicsRectItem):
         self.setPen(NO_PEN)
         self.view, self.index, self.name = view, index, name
         self.box = QRectF(-width / 2, -NODE_HEIGHT / 2, width, NODE_HEIGHT)
-        self.label = box_name(name)
+        self.label = box_name(name, op)
         self.label_room = 0.0  # scene width an exported label may take, centred on the box
         self.op_label = op_line(name, op)  # before the name, unless the name says it
         self.setAcceptHoverEvents(True)

@@ -19,7 +19,7 @@ from slabscope.app.state.tasks import ImmediateExecutor, Task
 from slabscope.app.views.common.byte_axis import format_bytes
 from slabscope.app.views.common.peak_headline import peak_text, session_live_peak, use_live_peak
 from slabscope.app.views.panels.lever_table import COLUMNS, WRAP_ROLE, LeverTable
-from slabscope.app.views.panels.ranked_rows import RankedRows
+from slabscope.app.views.panels.ranked_rows import HEADERS, WHERE_COLUMN, RankedRows
 from slabscope.planner.analysis.explain import DEFAULT_LEVER_BUDGET
 from slabscope.planner.analysis.peak import group, key_of, supported_groupings
 from slabscope.planner.support.text import counted
@@ -86,7 +86,10 @@ class PeakPanel(QWidget):
         known = supported_groupings(graph) if graph is not None else ()
         # Columns the input has nothing for stay hidden: a snapshot has no ops.
         self.rows.setColumnHidden(3, "op" not in known)
-        self.rows.setColumnHidden(5, "module" not in known and "frame" not in known)
+        where = [g for g in ("module", "frame") if g in known]
+        self.rows.setColumnHidden(WHERE_COLUMN, not where)
+        # The column says what it holds: "module or frame" was cut to "module o" in the dock.
+        self.rows.headerItem().setText(WHERE_COLUMN, " or ".join(where) or HEADERS[WHERE_COLUMN])
         live = session_live_peak(self.session)
         if live is None:
             self.headline.setText("no graph open")

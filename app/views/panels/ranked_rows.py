@@ -3,15 +3,18 @@ name given the room it needs before the columns that describe it."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QWidget
 
 HEADERS = ("bytes", "share", "buffer", "op", "kind", "module or frame")
-NAME_COLUMN, KIND_COLUMN = 2, 4
+NAME_COLUMN, KIND_COLUMN, WHERE_COLUMN = 2, 4, 5
 # The name's share of the room the figures leave, when the columns do not all fit whole: op and
 # module are cut (in the middle, whole on hover) before the kind, a word of a few, and the kind
 # before the name.
 NAME_SHARE = 0.45
+# Rows the list keeps in view however tall the levers under it grow (they scroll first): the
+# largest buffers live at the peak are the panel's answer.
+MIN_ROWS = 4
 
 
 class RankedRows(QTreeWidget):
@@ -29,6 +32,12 @@ class RankedRows(QTreeWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        rows = self.topLevelItemCount()
+        row = self.sizeHintForRow(0) if rows else self.fontMetrics().height() + 2
+        return QSize(super().minimumSizeHint().width(), self.header().sizeHint().height()
+                     + MIN_ROWS * row + 2 * self.frameWidth())
 
     def fit_columns(self) -> None:
         """Share the viewport's width among the shown columns (see the class)."""
