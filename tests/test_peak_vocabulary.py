@@ -57,3 +57,15 @@ def test_the_status_bar_leads_with_live_peak_and_compares_a_snapshot_with_reserv
     assert (f"PyTorch reserved {format_bytes(recorded)}; a static plan needs "
             f"{format_bytes(plan.slab_bytes)} (\u2212{abs(change):.1%})") in text
     assert "saved" not in text
+
+
+def test_the_live_peak_takes_the_first_users_the_buffer_names_found(monkeypatch):
+    from slabscope import planner
+    from slabscope.app.views.common.buffer_names import buffer_users
+    from slabscope.planner.analysis import peak
+
+    graph = planner.load(RELU_UNFUSED)
+    users = buffer_users(graph)
+    monkeypatch.setattr(peak, "first_users", lambda _graph: pytest.fail("found a second time"))
+    live = graph_live_peak(graph)
+    assert live.buffers and live.producers == tuple(int(users[b]) for b in live.buffers)

@@ -70,13 +70,14 @@ class Group:
     buffers: tuple[int, ...]
 
 
-def live_peak(graph: Graph) -> LivePeak:
-    """The live peak of `graph`'s schedule and who is live there (see the module's definition)."""
+def live_peak(graph: Graph, users: np.ndarray | None = None) -> LivePeak:
+    """The live peak of `graph`'s schedule and who is live there (see the module's definition);
+    `users`: `first_users(graph)` where the caller has it already."""
     curve = live_bytes(graph)
     if not graph.buffers or not len(curve.bytes):
         return LivePeak(curve, (), ())
     buffers = live_at(graph, curve.peak_step)
-    users = first_users(graph)
+    users = first_users(graph) if users is None else users
     return LivePeak(curve, buffers, tuple(int(users[b]) for b in buffers))
 
 
