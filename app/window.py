@@ -62,6 +62,7 @@ RECENT_KEY = "recent_files"
 RECENT_LIMIT = 8
 GEOMETRY_KEY = "window/geometry"
 LAYOUT_KEY = "window/layout"
+OVERVIEW_KEY = "dag/overview"  # whether the DAG shows its overview (remembered across runs)
 COMPARE_KEY = "window/compare"  # the file the Compare dock compared with
 EXPORT_SCALES = (1.0, 2.0, 3.0)
 DEFAULT_EXPORT_SCALE = 2.0  # sharp on HiDPI screens and in slides
@@ -227,6 +228,13 @@ class MainWindow(QMainWindow):
 
         view_menu = self.menuBar().addMenu("&View")
         self._action(view_menu, "&Fit Graph", self.dag_view.fit, "Ctrl+0")
+        self.overview_action = self._action(view_menu, "Graph &Overview", lambda: self.dag_view.
+                                            set_overview(self.overview_action.isChecked()))
+        self.overview_action.setCheckable(True)
+        self.overview_action.setStatusTip("The DAG's thumbnail in its corner (O in the DAG)")
+        self.dag_view.sigOverviewChanged.connect(self._overview_changed)
+        self.dag_view.set_overview(self.settings.value(OVERVIEW_KEY, True, type=bool))
+        self.overview_action.setChecked(self.dag_view.minimap.wanted)
         view_menu.addSeparator()
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
@@ -673,6 +681,10 @@ class MainWindow(QMainWindow):
             return
         elapsed = time.monotonic() - (session.busy_since or time.monotonic())
         self.busy_label.setText(f"{session.busy}… {elapsed:.1f} s (Esc cancels)")
+
+    def _overview_changed(self, shown: bool) -> None:
+        self.overview_action.setChecked(shown)
+        self.settings.setValue(OVERVIEW_KEY, shown)
 
     def _sync_run_action(self, *_) -> None:
         """Run only when the graph can execute; otherwise its tooltip says why not."""

@@ -190,3 +190,16 @@ def test_a_recorded_training_steps_first_view_shows_eight_labels(qtbot):
     view = shown_view(qtbot, planner.load(STEPS / "mlp_adam_step.json"))
     shown = [lines for lines, _box in view.labels_in_view() if lines]
     assert len(shown) >= 8, shown
+
+
+def test_o_hides_the_overview_that_can_cover_boxes_and_shows_it_again(qtbot):
+    from PySide6.QtCore import Qt
+
+    view = shown_view(qtbot, chain(80, 40))
+    assert view.minimap.isVisible()  # most of the chain is out of view
+    qtbot.keyClick(view, Qt.Key.Key_O)
+    assert not view.minimap.isVisible() and not view.minimap.wanted
+    view.zoom(1.25)  # a move keeps it hidden
+    assert not view.minimap.isVisible()
+    qtbot.keyClick(view, Qt.Key.Key_O)
+    assert view.minimap.isVisible()

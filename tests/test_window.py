@@ -252,3 +252,13 @@ def test_the_window_makes_workers_hand_back_the_gil_within_half_a_millisecond(qt
         assert sys.getswitchinterval() == pytest.approx(0.0001)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_the_overview_switch_is_in_the_view_menu_and_remembered(qtbot, window):
+    window.overview_action.trigger()
+    assert not window.dag_view.minimap.wanted and not window.overview_action.isChecked()
+    again = MainWindow(Session(), settings=window.settings)
+    qtbot.addWidget(again)
+    assert not again.dag_view.minimap.wanted and not again.overview_action.isChecked()
+    again.dag_view.set_overview(True)  # O in the DAG
+    assert again.overview_action.isChecked() and window.settings.value("dag/overview", type=bool)

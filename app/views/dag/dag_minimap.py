@@ -21,7 +21,8 @@ BACKGROUND = QColor(250, 250, 252, 235)  # the thumbnail's, nearly opaque
 class DagMinimap(QWidget):
     """A thumbnail of `view`'s scene in its bottom-right corner, framing the visible part.
 
-    Hidden while the whole scene is already in view (nothing to navigate to).
+    Hidden while the whole scene is already in view (nothing to navigate to), and while the
+    user has switched it off (`set_wanted`): after panning it can cover boxes.
     """
 
     def __init__(self, view: QGraphicsView):
@@ -29,6 +30,7 @@ class DagMinimap(QWidget):
         self.view = view
         self._pixmap = QPixmap()
         self._scene_rect = QRectF()
+        self.wanted = True
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the view")
         view.horizontalScrollBar().valueChanged.connect(self.refresh)
@@ -47,6 +49,13 @@ class DagMinimap(QWidget):
         self.resize(self._pixmap.size())
         self.refresh()
 
+    def set_wanted(self, wanted: bool) -> None:
+        """Show the overview where it helps (True), or never (False)."""
+        self.wanted = wanted
+        self.refresh()
+        if not wanted:
+            self.hide()
+
     def visible_scene_rect(self) -> QRectF:
         """The part of the scene the main view shows now."""
         return self.view.mapToScene(self.view.viewport().rect()).boundingRect()
@@ -61,7 +70,7 @@ class DagMinimap(QWidget):
         # A few per cent hidden at the edges (rounding, margins) is still "the whole graph".
         inset_x, inset_y = self._scene_rect.width() * 0.03, self._scene_rect.height() * 0.03
         whole = shown.contains(self._scene_rect.adjusted(inset_x, inset_y, -inset_x, -inset_y))
-        self.setVisible(not whole and port.width() > 2 * self.width()
+        self.setVisible(self.wanted and not whole and port.width() > 2 * self.width()
                         and not getattr(self.view, "exporting", False))
         self.update()
 

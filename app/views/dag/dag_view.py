@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene,
                                QGraphicsSimpleTextItem, QGraphicsView, QMenu, QStackedWidget)
@@ -346,7 +346,10 @@ class EdgeLabels(QGraphicsItem):
 
 class DagView(QGraphicsView):
     """The session's graph as layered boxes and arrows, one flow top to bottom; wheel or +/-
-    zooms, drag or arrows pan, Ctrl+0 fits the graph in view, M switches what colours the boxes."""
+    zooms, drag or arrows pan, Ctrl+0 fits the graph in view, M switches what colours the boxes,
+    O hides or shows the overview."""
+
+    sigOverviewChanged = Signal(bool)  # the overview switched on (True) or off
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
@@ -1143,8 +1146,16 @@ class DagView(QGraphicsView):
             self.next_colouring()
         elif key == Qt.Key.Key_G:
             self.set_folded(self._folding is None and not self._fold_layouts.pending)
+        elif key == Qt.Key.Key_O:
+            self.set_overview(not self.minimap.wanted)
         else:
             super().keyPressEvent(event)  # arrows and page keys scroll
+
+    def set_overview(self, shown: bool) -> None:
+        """Show the overview in the corner where part of the graph is hidden, or never."""
+        if shown != self.minimap.wanted:
+            self.minimap.set_wanted(shown)
+            self.sigOverviewChanged.emit(shown)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)  # a moved view keeps its zoom and centre (the resize anchor)

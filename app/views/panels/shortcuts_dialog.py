@@ -12,7 +12,7 @@ PANEL_KEYS = (
     ("DAG", "wheel or + / − zoom · drag or arrows pan · Ctrl+0 fits the whole graph · "
             "M switches the boxes' colour (bytes live, bytes written, kind) · G folds into "
             "groups · double-click a group opens or closes it · click a node to select it · "
-            "the overview in the corner moves the view"),
+            "the overview in the corner moves the view · O hides or shows it"),
     ("Slab bar", "drag across a range to zoom into it · Shift+drag pans · double-click or 0 "
                  "shows all · + / − zoom · arrows pan · Space plays or pauses the replay · "
                  "[ and ] step · Esc shows the whole plan"),
