@@ -159,3 +159,47 @@ def test_shell_records_a_steady_state_step_that_every_command_reads(tmp_path, mo
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
     sys.modules.pop("tiny_net", None)
+
+
+def test_a_closure_optimizer_records_forward_backward_and_its_state_lists():
+    # LBFGS runs the closure (forward and backward) inside its step, and keeps its history of
+    # directions in lists: the ops are named and kinded as forward and backward, the lists'
+    # tensors as optimizer state.
+    torch.manual_seed(0)
+    model, x = MLP(), torch.randn(16, 32)
+    optimizer = torch.optim.LBFGS(model.parameters(), max_iter=3)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = model(x).square().mean()  # a loss with curvature: LBFGS keeps a history
+        loss.backward()
+        return loss
+
+    def step():
+        optimizer.step(closure)
+
+    step()
+    graph = torch_trace.trace_step(step, module=model, optimizer=optimizer)
+    phases = {node.attrs["phase"] for node in graph.nodes}
+    assert phases == {"forward", "backward", "optimizer"}
+    assert "layers.0 · addmm" in graph.schedule and "layers.1 · relu" in graph.schedule
+    kinds = {b.name: b.kind for b in graph.buffers}
+    assert kinds["layers.0.weight · old_dirs[0]"] == "optimizer_state"
+    assert "activation" in kinds.values()  # MemTracker refuses a step of several forwards
+
+
+def test_gradient_accumulation_saves_activations_in_every_micro_batch():
+    torch.manual_seed(0)
+    model, batches = MLP(), [torch.randn(16, 32) for _ in range(2)]
+    optimizer = make_optimizer("adam", model.parameters())
+
+    def step():
+        for x in batches:
+            model(x).float().sum().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    step()
+    graph = torch_trace.trace_step(step, module=model, optimizer=optimizer)
+    activations = {b.name for b in graph.buffers if b.kind == "activation"}
+    assert {"layers.1 · relu", "layers.1 · relu #2"} <= activations

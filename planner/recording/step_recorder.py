@@ -147,8 +147,13 @@ class StepRecorder(TorchDispatchMode):
         names = {id(p): name for name, p in self._parameters}
         for p, state in self.optimizer.state.items():
             for key, value in state.items():
+                name = f"{names.get(id(p), 'param')} · {key}"
                 if isinstance(value, torch.Tensor):
-                    self._known(value, OPTIMIZER_STATE, f"{names.get(id(p), 'param')} · {key}")
+                    self._known(value, OPTIMIZER_STATE, name)
+                elif isinstance(value, (list, tuple)):  # LBFGS keeps its history as lists
+                    for i, item in enumerate(value):
+                        if isinstance(item, torch.Tensor):
+                            self._known(item, OPTIMIZER_STATE, f"{name}[{i}]")
 
     def _optimizer_began(self, *_args) -> None:
         self._in_optimizer += 1
@@ -165,9 +170,13 @@ class StepRecorder(TorchDispatchMode):
         step = len(self.ops)
         self.ledger.step = step
         backward = torch._C._current_graph_task_id() != -1
-        phase = "optimizer" if self._in_optimizer else "backward" if backward else "forward"
         written = _written(func, args, kwargs)
         inputs = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        # Optimizers update without autograd; a closure they call (LBFGS's) runs forward with
+        # it, on tensors that require grad, and is named and kinded as forward and backward.
+        graphed = torch.is_grad_enabled() and any(t.requires_grad for t in inputs)
+        phase = "backward" if backward else \
+            "optimizer" if self._in_optimizer and not graphed else "forward"
         touched: dict[int, bool] = {}
         for tensor in inputs:
             storage = _storage(tensor)
@@ -232,8 +241,6 @@ class StepRecorder(TorchDispatchMode):
         if not steps:
             raise PlanError("the step ran no ATen op: nothing to record")
         node_names = self._node_names()
-        first_backward = next((i for i, op in enumerate(self.ops) if op.phase == "backward"),
-                              steps)
         spans = [self._span(record, steps) for record in self.ledger.records]
         buffer_names = self._buffer_names(node_names, spans)
         nodes = []
@@ -257,7 +264,7 @@ class StepRecorder(TorchDispatchMode):
             uses = sorted({first, last, *(step for step, _ in record.accesses)})
             buffers.append({"name": buffer_names[record.index], "bytes": record.bytes,
                             "uses": [node_names[u] for u in uses],
-                            "kind": self._kind(record, first, first_backward)})
+                            "kind": self._kind(record, first)})
         edges = [[node_names[a], node_names[b]] for a, b in self._edges(steps)]
         # Serial: eager PyTorch ran these ops one at a time in this order, and the buffers' uses
         # are the lifetimes recorded over it (the edges alone leave most ops unordered).
@@ -279,15 +286,16 @@ class StepRecorder(TorchDispatchMode):
                                                   *(s for s, _ in record.accesses))
         return first, last
 
-    def _kind(self, record: StorageRecord, first: int, first_backward: int) -> str:
+    def _kind(self, record: StorageRecord, first: int) -> str:
         """Known kinds first; then an input (there before the step), an activation (made in
-        forward and read in backward: saved for it) or a temporary."""
+        forward and read in backward: saved for it, in any of the step's forward passes) or a
+        temporary."""
         kind = self.kinds.get(record.index)
         if kind is not None:
             return kind
         if record.born is None and first == 0:
             return INPUT
-        born_in_forward = self.ops[first].phase == "forward" and first < first_backward
+        born_in_forward = self.ops[first].phase == "forward"
         read_in_backward = any(self.ops[step].phase == "backward" for step, _ in record.accesses)
         return ACTIVATION if born_in_forward and read_in_backward else TEMPORARY
 
