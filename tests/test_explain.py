@@ -148,3 +148,25 @@ def test_the_serial_lever_is_the_slab_when_the_ops_run_in_the_order_shown():
     assert "--conflicts serial" in lever.change
     under_serial = planner.explain(graph, conflicts="serial", budget=BUDGET)
     assert "serial" not in {lever.lever for lever in under_serial.levers}
+
+
+def test_the_order_levers_change_says_what_the_order_does():
+    from pathlib import Path
+
+    from slabscope.planner.analysis.explain import (_ORDER_CHANGE, _ORDER_CHANGE_STEP, _ORDER_KEPT,
+                                                    _order_change)
+
+    step = planner.load(Path(__file__).parent / "data" / "steps" / "mlp_adam_step.json")
+    recorded = list(step.schedule)
+    phase = {node.name: node.attrs["phase"] for node in step.nodes}
+    # The recorded order keeps every update after backward: running another order is the change.
+    assert _order_change(step, tuple(recorded), 1) == _ORDER_CHANGE
+    # An update moved before the last backward op: the optimizer step into backward.
+    update = next(name for name in recorded if phase[name] == "optimizer")
+    last_backward = max(k for k, name in enumerate(recorded) if phase[name] == "backward")
+    recorded.remove(update)
+    recorded.insert(last_backward - 1, update)
+    assert _order_change(step, tuple(recorded), 1) == _ORDER_CHANGE_STEP
+    assert _order_change(step, tuple(recorded), 0) == _ORDER_KEPT  # saving nothing: no change
+    diamond = planner.load(DIAMOND)  # no training step: the order itself
+    assert _order_change(diamond, tuple(node.name for node in diamond.nodes), 1) == _ORDER_CHANGE

@@ -163,13 +163,26 @@ def _order_lever(graph: Graph, peak: LivePeak, budget: float, seed: int,
     best = schedule(graph, seed=seed, budget=budget, cancel=cancel)
     return [Lever("order", best.peak_bytes, peak.bytes - best.peak_bytes,
                   f"the best execution order found ({best.source}, {best.proof or 'no bound'}) "
-                  f"against the given order's live peak",
-                  _ORDER_CHANGE_STEP if _is_training_step(graph) else _ORDER_CHANGE)]
+                  f"against the given order's live peak", _order_change(graph, best.order,
+                                                                         peak.bytes - best.peak_bytes))]
 
 
 _ORDER_CHANGE = "run the ops in this order (slabscope plan --schedule best)"
 _ORDER_CHANGE_STEP = ("run each optimizer update right after its gradient is final (the "
                       "optimizer step in a post-accumulate-grad hook)")
+_ORDER_KEPT = "none: no order found needs less than the one given"
+
+
+def _order_change(graph: Graph, order: tuple[str, ...], saving: int) -> str:
+    """What the user changes to run `order`: the optimizer step into backward where that is what
+    the order does (an update runs before the backward pass ends), else the order itself."""
+    if saving <= 0:
+        return _ORDER_KEPT
+    position = {name: k for k, name in enumerate(order)}
+    phases = [(position[node.name], node.attrs.get("phase")) for node in graph.nodes]
+    last_backward = max((k for k, phase in phases if phase == "backward"), default=-1)
+    into_backward = any(k < last_backward for k, phase in phases if phase == "optimizer")
+    return _ORDER_CHANGE_STEP if _is_training_step(graph) and into_backward else _ORDER_CHANGE
 
 
 def _is_training_step(graph: Graph) -> bool:
