@@ -228,13 +228,14 @@ class MainWindow(QMainWindow):
 
         view_menu = self.menuBar().addMenu("&View")
         self._action(view_menu, "&Fit Graph", self.dag_view.fit, "Ctrl+0")
-        self.overview_action = self._action(view_menu, "Graph &Overview", lambda: self.dag_view.
-                                            set_overview(self.overview_action.isChecked()))
+        dag = self.dag_view
+        self.overview_action = self._action(
+            view_menu, "Graph &Overview", lambda: dag.set_overview(self.overview_action.isChecked()))
         self.overview_action.setCheckable(True)
         self.overview_action.setStatusTip("The DAG's thumbnail in its corner (O in the DAG)")
-        self.dag_view.sigOverviewChanged.connect(self._overview_changed)
-        self.dag_view.set_overview(self.settings.value(OVERVIEW_KEY, True, type=bool))
-        self.overview_action.setChecked(self.dag_view.minimap.wanted)
+        dag.sigOverviewChanged.connect(self._overview_changed)
+        dag.set_overview(self.settings.value(OVERVIEW_KEY, True, type=bool))
+        self.overview_action.setChecked(dag.minimap.wanted)
         view_menu.addSeparator()
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())

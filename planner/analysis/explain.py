@@ -161,10 +161,10 @@ def _order_lever(graph: Graph, peak: LivePeak, budget: float, seed: int,
         return []
     cancel.check()
     best = schedule(graph, seed=seed, budget=budget, cancel=cancel)
-    return [Lever("order", best.peak_bytes, peak.bytes - best.peak_bytes,
+    saving = peak.bytes - best.peak_bytes
+    return [Lever("order", best.peak_bytes, saving,
                   f"the best execution order found ({best.source}, {best.proof or 'no bound'}) "
-                  f"against the given order's live peak", _order_change(graph, best.order,
-                                                                         peak.bytes - best.peak_bytes))]
+                  f"against the given order's live peak", _order_change(graph, best.order, saving))]
 
 
 _ORDER_CHANGE = "run the ops in this order (slabscope plan --schedule best)"

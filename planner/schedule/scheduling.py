@@ -159,7 +159,7 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
     best, best_peak = starts[source].copy(), peaks[source]
     bound = schedule_bound(problem, graph.topo, cancel)
     optimal = best_peak <= bound.bytes
-    used = steps = 0
+    used = 0
     cut = []  # the phases a deadline stopped before the work they were counted was done
     beam = None
     if not optimal and problem.n <= EXACT_NODES:
