@@ -203,3 +203,31 @@ def test_o_hides_the_overview_that_can_cover_boxes_and_shows_it_again(qtbot):
     assert not view.minimap.isVisible()
     qtbot.keyClick(view, Qt.Key.Key_O)
     assert view.minimap.isVisible()
+
+
+def chain_into_fans(peak_at: int = 10, fan_at: int = 14, width: int = 6) -> planner.Graph:
+    """A chain whose live peak is at node `peak_at`, then at `fan_at` three rows of `width`
+    parallel ops joined again: the rows worth showing lie below the peak."""
+    chain_names = [f"c{i}" for i in range(fan_at + 1)]
+    rows = [[f"{row}{k}" for k in range(width)] for row in "fgh"]
+    edges = [[a, b] for a, b in zip(chain_names, chain_names[1:])]
+    edges += [[chain_names[-1], f] for f in rows[0]] + [[a, b] for upper, lower in
+                                                      zip(rows, rows[1:]) for a, b in zip(upper, lower)]
+    edges += [[h, "join"] for h in rows[-1]]
+    return planner.graph_from_dict({
+        "nodes": [{"name": n, "op": "Relu"} for n in chain_names + sum(rows, []) + ["join"]],
+        "edges": edges,
+        "buffers": [{"name": f"b{a}_{b}", "bytes": 4096 if a == f"c{peak_at}" else 256,
+                     "uses": [a, b]} for a, b in edges]})
+
+
+def test_the_first_view_puts_the_live_peak_on_the_row_that_shows_the_most_boxes(qtbot):
+    view = shown_view(qtbot, chain_into_fans())
+    peak = view.peak_index
+    assert view.shown_graph().nodes[peak].name == "c10"
+    opened = view._whole_boxes(peak)
+    # Centred on the live peak's own row, as the first view was, fewer boxes are whole.
+    view.centerOn(view._drawn.x[peak], view._drawn.y[peak])
+    view._shift_to_whole_rows()
+    view._shift_to_whole_boxes(peak)
+    assert 0 < view._whole_boxes(peak) < opened

@@ -973,9 +973,7 @@ class DagView(QGraphicsView):
             half_width, half_height = view.width() / 2 / scale, view.height() / 2 / scale
             if self.session.plan is not None and self.peak_index is not None:
                 self._opened_on_peak = True
-                self.centerOn(self._drawn.x[self.peak_index], self._drawn.y[self.peak_index])
-                self._shift_to_whole_rows()
-                self._shift_to_whole_boxes(self.peak_index)
+                self._open_around(self.peak_index)
             else:
                 # The first layer at the top; its first node in the middle unless it all fits.
                 start = min(range(len(self._drawn.y)), key=lambda i: (self._drawn.y[i], i))
@@ -987,6 +985,42 @@ class DagView(QGraphicsView):
                     self._shift_to_whole_boxes(start)
         self._user_zoomed = self._fitted = False
         self._zoom_changed()
+
+    def _open_around(self, anchor: int) -> None:
+        """Show node `anchor` whole, on the row of the view where the most boxes are whole with
+        it: centred on its own row first, then on each row above or below it that keeps it in
+        view (a training step's live peak sits where its neighbours are few and far apart), the
+        nearest of the best (each placed as `_shift_to_whole_rows` and `_shift_to_whole_boxes`
+        place it)."""
+        x, y = self._drawn.x[anchor], self._drawn.y[anchor]
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        reach = shown.height() / 2 - NODE_HEIGHT
+        rows = np.unique(np.asarray(self._drawn.y))
+        offsets = sorted((float(r - y) for r in rows if abs(r - y) <= reach), key=abs)
+        best, best_count = None, -1
+        for offset in offsets or [0.0]:
+            self.centerOn(x, y + offset)
+            self._shift_to_whole_rows()
+            self._shift_to_whole_boxes(anchor)
+            count = self._whole_boxes(anchor)
+            if count > best_count:
+                best, best_count = self.mapToScene(self.viewport().rect()).boundingRect().center(), count
+        self.centerOn(best)
+
+    def _whole_boxes(self, anchor: int) -> int:
+        """The boxes wholly in view, clear of the overview; -1 when node `anchor` is not one."""
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        x, y = np.asarray(self._drawn.x), np.asarray(self._drawn.y)
+        half = np.asarray(self._widths) / 2
+        whole = ((x - half >= shown.left()) & (x + half <= shown.right())
+                 & (y - NODE_HEIGHT / 2 >= shown.top()) & (y + NODE_HEIGHT / 2 <= shown.bottom()))
+        overview = self._overview_rect()
+        if not overview.isEmpty():
+            overview = self.mapToScene(overview.toRect()).boundingRect()
+            whole &= ~((x + half > overview.left()) & (x - half < overview.right())
+                       & (y + NODE_HEIGHT / 2 > overview.top())
+                       & (y - NODE_HEIGHT / 2 < overview.bottom()))
+        return int(whole.sum()) if whole[anchor] else -1
 
     def _top_on_a_row(self) -> None:
         """Move the view down, less than a row, until its top edge sits just above a row of
