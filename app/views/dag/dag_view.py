@@ -997,7 +997,7 @@ class DagView(QGraphicsView):
         reach = shown.height() / 2 - NODE_HEIGHT
         rows = np.unique(np.asarray(self._drawn.y))
         offsets = sorted((float(r - y) for r in rows if abs(r - y) <= reach), key=abs)
-        best, best_count = None, -1
+        best, best_count = QPointF(x, y), -2  # the first try wins, though the node fit nowhere
         for offset in offsets or [0.0]:
             self.centerOn(x, y + offset)
             self._shift_to_whole_rows()
