@@ -231,3 +231,10 @@ def test_the_first_view_puts_the_live_peak_on_the_row_that_shows_the_most_boxes(
     view._shift_to_whole_rows()
     view._shift_to_whole_boxes(peak)
     assert 0 < view._whole_boxes(peak) < opened
+
+
+def test_a_view_too_small_for_the_live_peaks_box_centres_on_it(qtbot):
+    view = shown_view(qtbot, chain_into_fans(), QSize(60, 120))  # narrower than a box
+    peak = view.peak_index
+    centre = view.mapToScene(view.viewport().rect()).boundingRect().center()
+    assert abs(centre.y() - view._drawn.y[peak]) < NODE_HEIGHT
