@@ -198,11 +198,12 @@ def schedule(graph: Graph, *, seed: int = 0, iterations: int | None = None,
         optimal = best_peak <= bound.bytes
     proof = "optimal" if optimal else \
         f"within {best_peak / bound.bytes - 1:.1%} of the lower bound" if bound.bytes else ""
-    if cut and not optimal:  # an optimal order is the answer however the work stopped
+    cut_short = bool(cut) and not optimal  # an optimal order is the answer however work stopped
+    if cut_short:
         proof += f"; the {budget:g} s budget cut the work short: {listed(cut)}"
     return Schedule(tuple(names[v] for v in best), best_peak, given_peak, peaks, bound.bytes,
                     names[bound.node] if bound.node >= 0 else None, proof, None, source, seed,
-                    used, bool(cut) and not optimal)
+                    used, cut_short)
 
 
 def default_schedule_iterations(nodes: int, budget: float) -> int:

@@ -122,8 +122,10 @@ def _longest_routed_span(successors, layer) -> float:
     2 * (nodes + edges))` and no layer crossed by more than `LAYER_CROSSINGS` routed edges.
     Edges out of fans (`FAN_STUBS`) are stubs whatever their span, so they count for neither."""
     edges = sum(len(after) for after in successors)
-    spans = sorted(layer[s] - layer[v] for v, after in enumerate(successors)
-                   if len(after) <= FAN_STUBS for s in after)
+    # (first layer, last layer) of each edge that may be routed
+    routable = [(layer[v], layer[s]) for v, after in enumerate(successors)
+                if len(after) <= FAN_STUBS for s in after]
+    spans = sorted(b - a for a, b in routable)
     cap = max(MIN_WAYPOINT_CAP, 2 * (len(successors) + edges))
     longest = math.inf
     total = 0
@@ -137,23 +139,21 @@ def _longest_routed_span(successors, layer) -> float:
     low, high = 0, len(candidates)
     while low < high:
         mid = (low + high) // 2
-        if _crossings(successors, layer, candidates[mid]) <= LAYER_CROSSINGS:
+        if _crossings(routable, max(layer, default=0), candidates[mid]) <= LAYER_CROSSINGS:
             low = mid + 1
         else:
             high = mid
     return longest if low == len(candidates) else candidates[low] - 1
 
 
-def _crossings(successors, layer, longest: int) -> int:
-    """The most edges of span at most `longest` (fans' edges aside) that cross one layer."""
-    changes = [0] * (max(layer, default=0) + 2)
-    for v, after in enumerate(successors):
-        if len(after) > FAN_STUBS:
-            continue
-        for s in after:
-            if 1 < layer[s] - layer[v] <= longest:
-                changes[layer[v] + 1] += 1
-                changes[layer[s]] -= 1
+def _crossings(routable, last_layer: int, longest: int) -> int:
+    """The most edges of `routable` ((first layer, last layer) pairs) of span at most `longest`
+    that cross one layer."""
+    changes = [0] * (last_layer + 2)
+    for a, b in routable:
+        if 1 < b - a <= longest:
+            changes[a + 1] += 1
+            changes[b] -= 1
     most = running = 0
     for change in changes:
         running += change

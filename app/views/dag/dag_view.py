@@ -498,6 +498,12 @@ class DagView(QGraphicsView):
             return QRectF()
         return QRectF(self.minimap.geometry().translated(-self.viewport().pos()))
 
+    def _overview_in_scene(self) -> QRectF:
+        """The overview's box in scene units, as the view shows it now (empty while hidden)."""
+        overview = self._overview_rect()
+        return overview if overview.isEmpty() else \
+            self.mapToScene(overview.toRect()).boundingRect()
+
     def node_position(self, name: str) -> QPointF:
         """The scene position of node `name`'s centre (of its group's, when that is folded)."""
         i = self._drawn_index(name)
@@ -1014,9 +1020,8 @@ class DagView(QGraphicsView):
         half = np.asarray(self._widths) / 2
         whole = ((x - half >= shown.left()) & (x + half <= shown.right())
                  & (y - NODE_HEIGHT / 2 >= shown.top()) & (y + NODE_HEIGHT / 2 <= shown.bottom()))
-        overview = self._overview_rect()
+        overview = self._overview_in_scene()
         if not overview.isEmpty():
-            overview = self.mapToScene(overview.toRect()).boundingRect()
             whole &= ~((x + half > overview.left()) & (x - half < overview.right())
                        & (y + NODE_HEIGHT / 2 > overview.top())
                        & (y - NODE_HEIGHT / 2 < overview.bottom()))
@@ -1067,9 +1072,8 @@ class DagView(QGraphicsView):
         lefts, rights = x[near] - half[near], x[near] + half[near]
         shifts = [[0.0], lefts - shown.left(), rights - shown.right()]
         self.minimap.refresh()  # shown or not at this zoom; it stays in its corner as we move
-        overview, beside = self._overview_rect(), np.zeros(len(lefts), dtype=bool)
+        overview, beside = self._overview_in_scene(), np.zeros(len(lefts), dtype=bool)
         if not overview.isEmpty():
-            overview = self.mapToScene(overview.toRect()).boundingRect()
             ys = y[near]
             beside = (ys + NODE_HEIGHT / 2 > overview.top()) & (ys - NODE_HEIGHT / 2 < overview.bottom())
             shifts += [rights[beside] - overview.left(), lefts[beside] - overview.right()]
